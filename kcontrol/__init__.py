@@ -1,0 +1,12 @@
+"""kcontrol: client-go's controller machinery, re-done natively for Python asyncio.
+
+Subpackages: :mod:`kcontrol.workqueue` (queues and rate limiters), :mod:`kcontrol.informers`
+(reflector, stores, shared informers, listers), :mod:`kcontrol.client` (async REST client),
+:mod:`kcontrol.testing` (a real control plane for tests, a fake client).
+"""
+
+from kcontrol.errors import ApiError, KcontrolError
+
+__all__ = ["ApiError", "KcontrolError", "__version__"]
+
+__version__ = "0.1.0"

@@ -1,0 +1,207 @@
+"""The client contract every kcontrol component depends on.
+
+Objects are plain ``dict``s exactly as the API server sent them (decoded JSON): nothing is
+dropped, so writing an object back never loses a field the server knows and we do not.
+Components depend on the narrow :class:`Reader` / :class:`Writer` protocols; the real
+:class:`~kcontrol.client.ApiClient` and the in-memory :class:`~kcontrol.testing.FakeClient`
+both implement :class:`Client`.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import AsyncIterator, Mapping
+from contextlib import AbstractAsyncContextManager
+from dataclasses import dataclass
+from typing import Any, NamedTuple, Protocol
+
+__all__ = [
+    "CONFIGMAPS",
+    "DEPLOYMENTS",
+    "EVENTS",
+    "LEASES",
+    "NAMESPACES",
+    "PODS",
+    "REPLICASETS",
+    "SECRETS",
+    "Client",
+    "Object",
+    "PatchType",
+    "Reader",
+    "Resource",
+    "WatchEvent",
+    "Writer",
+]
+
+Object = dict[str, Any]
+"""A Kubernetes object (or list) as decoded JSON."""
+
+
+@dataclass(frozen=True, slots=True)
+class Resource:
+    """A REST resource: group/version/plural, the kind it serves, and its scope.
+
+    ``group`` is ``""`` for the core API. Instances are hashable and compare by value, so they
+    can key caches (the informer factory shares one informer per resource).
+    """
+
+    group: str
+    version: str
+    plural: str
+    kind: str
+    namespaced: bool = True
+
+    @property
+    def api_version(self) -> str:
+        """``apiVersion`` of the objects: ``v1`` or ``apps/v1``."""
+        return f"{self.group}/{self.version}" if self.group else self.version
+
+    def path(
+        self,
+        namespace: str | None = None,
+        name: str | None = None,
+        subresource: str | None = None,
+    ) -> str:
+        """The URL path; ``namespace`` is ignored for cluster-scoped resources.
+
+        Without ``namespace`` a namespaced resource's path lists across all namespaces.
+        """
+        parts = ["/api/v1" if not self.group else f"/apis/{self.group}/{self.version}"]
+        if self.namespaced and namespace:
+            parts.append(f"namespaces/{namespace}")
+        parts.append(self.plural)
+        if name is not None:
+            parts.append(name)
+            if subresource:
+                parts.append(subresource)
+        return "/".join(parts)
+
+
+PODS = Resource("", "v1", "pods", "Pod")
+NAMESPACES = Resource("", "v1", "namespaces", "Namespace", namespaced=False)
+CONFIGMAPS = Resource("", "v1", "configmaps", "ConfigMap")
+SECRETS = Resource("", "v1", "secrets", "Secret")
+EVENTS = Resource("", "v1", "events", "Event")
+DEPLOYMENTS = Resource("apps", "v1", "deployments", "Deployment")
+REPLICASETS = Resource("apps", "v1", "replicasets", "ReplicaSet")
+LEASES = Resource("coordination.k8s.io", "v1", "leases", "Lease")
+
+
+class WatchEvent(NamedTuple):
+    """One watch event: ``type`` is ADDED, MODIFIED, DELETED or BOOKMARK."""
+
+    type: str
+    object: Object
+
+
+class PatchType(enum.StrEnum):
+    """Patch flavours, valued by their content type."""
+
+    JSON = "application/json-patch+json"
+    MERGE = "application/merge-patch+json"
+    STRATEGIC = "application/strategic-merge-patch+json"
+    APPLY = "application/apply-patch+yaml"
+
+
+class Reader(Protocol):
+    """Read access. Every method raises :class:`~kcontrol.errors.ApiError` subclasses for API
+    failures and :class:`~kcontrol.errors.ApiConnectionError` when the server is unreachable."""
+
+    async def get(
+        self,
+        resource: Resource,
+        name: str,
+        *,
+        namespace: str | None = None,
+        subresource: str | None = None,
+    ) -> Object: ...
+
+    async def list(
+        self,
+        resource: Resource,
+        *,
+        namespace: str | None = None,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+        resource_version: str | None = None,
+        resource_version_match: str | None = None,
+        limit: int | None = None,
+        continue_: str | None = None,
+    ) -> Object:
+        """One page of a LIST: the list object (``items``, ``metadata.resourceVersion``,
+        ``metadata.continue``). Pass ``continue_`` from the previous page to get the next."""
+        ...
+
+    def watch(
+        self,
+        resource: Resource,
+        *,
+        namespace: str | None = None,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+        resource_version: str | None = None,
+        resource_version_match: str | None = None,
+        timeout_seconds: int | None = None,
+        allow_watch_bookmarks: bool = True,
+        send_initial_events: bool | None = None,
+    ) -> AbstractAsyncContextManager[AsyncIterator[WatchEvent]]:
+        """Open a watch: ``async with client.watch(...) as events: async for ev in events``.
+
+        Entering raises the API error if the server refuses the watch (e.g. 410). Iteration
+        yields events in server order, raises the mapped :class:`ApiError` for an ``ERROR``
+        event (410 Gone -> :class:`~kcontrol.errors.Gone`), raises
+        :class:`~kcontrol.errors.ApiConnectionError` if the connection breaks, and ends when
+        the server closes the stream. Leaving the block closes the connection.
+        """
+        ...
+
+
+class Writer(Protocol):
+    """Write access; errors as for :class:`Reader`. Namespaces default to the object's own."""
+
+    async def create(
+        self, resource: Resource, obj: Mapping[str, Any], *, namespace: str | None = None
+    ) -> Object: ...
+
+    async def update(
+        self, resource: Resource, obj: Mapping[str, Any], *, namespace: str | None = None
+    ) -> Object:
+        """PUT the whole object; a stale ``metadata.resourceVersion`` raises Conflict."""
+        ...
+
+    async def update_status(
+        self, resource: Resource, obj: Mapping[str, Any], *, namespace: str | None = None
+    ) -> Object:
+        """PUT to the ``status`` subresource."""
+        ...
+
+    async def patch(
+        self,
+        resource: Resource,
+        name: str,
+        patch: Any,
+        *,
+        namespace: str | None = None,
+        patch_type: PatchType = PatchType.MERGE,
+        subresource: str | None = None,
+        field_manager: str | None = None,
+        force: bool | None = None,
+    ) -> Object: ...
+
+    async def delete(
+        self,
+        resource: Resource,
+        name: str,
+        *,
+        namespace: str | None = None,
+        preconditions: Mapping[str, str] | None = None,
+        propagation_policy: str | None = None,
+        grace_period_seconds: int | None = None,
+    ) -> Object:
+        """DELETE; ``preconditions`` may hold ``uid`` and/or ``resourceVersion``. Returns the
+        server's answer (the object, possibly still terminating, or a Status)."""
+        ...
+
+
+class Client(Reader, Writer, Protocol):
+    """Read and write access."""

@@ -1,0 +1,206 @@
+"""The one exception hierarchy of kcontrol.
+
+API failures are translated once, at the client boundary, into :class:`ApiError` subclasses chosen
+by the server's ``Status`` (its ``reason`` first, then the HTTP code), mirroring apimachinery's
+``k8s.io/apimachinery/pkg/api/errors`` (``IsNotFound``, ``IsConflict``, ...). Callers catch the
+class they care about; everything else propagates.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+__all__ = [
+    "AlreadyExists",
+    "ApiConnectionError",
+    "ApiError",
+    "BadRequest",
+    "Conflict",
+    "Forbidden",
+    "Gone",
+    "InternalError",
+    "Invalid",
+    "KcontrolError",
+    "MethodNotAllowed",
+    "NotFound",
+    "ServerTimeout",
+    "ServiceUnavailable",
+    "TooManyRequests",
+    "Unauthorized",
+    "api_error_from_status",
+    "is_resource_expired",
+]
+
+
+class KcontrolError(Exception):
+    """Base class of every exception kcontrol raises on purpose."""
+
+
+class ApiConnectionError(KcontrolError):
+    """The API server could not be reached, or the connection broke mid-request."""
+
+
+class ApiError(KcontrolError):
+    """The API server answered with a failure ``Status``.
+
+    Attributes mirror ``metav1.Status``: ``code`` (HTTP status), ``reason`` (e.g. ``NotFound``),
+    ``message`` and ``details`` (the raw ``details`` mapping, possibly empty). ``retry_after`` is
+    the server's suggested delay in seconds (``Retry-After`` header or
+    ``details.retryAfterSeconds``), when it gave one.
+    """
+
+    default_code: ClassVar[int] = 0
+    default_reason: ClassVar[str] = ""
+
+    def __init__(
+        self,
+        message: str = "",
+        *,
+        code: int | None = None,
+        reason: str | None = None,
+        details: Mapping[str, Any] | None = None,
+        retry_after: float | None = None,
+    ) -> None:
+        self.code = self.default_code if code is None else code
+        self.reason = self.default_reason if reason is None else reason
+        self.message = message
+        self.details: Mapping[str, Any] = details or {}
+        self.retry_after = retry_after
+        super().__init__(f"{self.code} {self.reason}: {message}" if message else self.reason)
+
+
+class BadRequest(ApiError):
+    default_code, default_reason = 400, "BadRequest"
+
+
+class Unauthorized(ApiError):
+    default_code, default_reason = 401, "Unauthorized"
+
+
+class Forbidden(ApiError):
+    default_code, default_reason = 403, "Forbidden"
+
+
+class NotFound(ApiError):
+    default_code, default_reason = 404, "NotFound"
+
+
+class MethodNotAllowed(ApiError):
+    default_code, default_reason = 405, "MethodNotAllowed"
+
+
+class Conflict(ApiError):
+    """409 Conflict: a stale resourceVersion or a failed precondition; re-read and retry."""
+
+    default_code, default_reason = 409, "Conflict"
+
+
+class AlreadyExists(ApiError):
+    default_code, default_reason = 409, "AlreadyExists"
+
+
+class Gone(ApiError):
+    """410 Gone / reason ``Expired``: the resourceVersion is too old; relist from scratch."""
+
+    default_code, default_reason = 410, "Gone"
+
+
+class Invalid(ApiError):
+    default_code, default_reason = 422, "Invalid"
+
+
+class TooManyRequests(ApiError):
+    """429: the server (or its storage, while it initialises) asks the client to back off."""
+
+    default_code, default_reason = 429, "TooManyRequests"
+
+
+class InternalError(ApiError):
+    default_code, default_reason = 500, "InternalError"
+
+
+class ServiceUnavailable(ApiError):
+    default_code, default_reason = 503, "ServiceUnavailable"
+
+
+class ServerTimeout(ApiError):
+    default_code, default_reason = 504, "Timeout"
+
+
+_BY_REASON: dict[str, type[ApiError]] = {
+    "BadRequest": BadRequest,
+    "Unauthorized": Unauthorized,
+    "Forbidden": Forbidden,
+    "NotFound": NotFound,
+    "MethodNotAllowed": MethodNotAllowed,
+    "AlreadyExists": AlreadyExists,
+    "Conflict": Conflict,
+    "Gone": Gone,
+    "Expired": Gone,
+    "Invalid": Invalid,
+    "TooManyRequests": TooManyRequests,
+    "InternalError": InternalError,
+    "ServiceUnavailable": ServiceUnavailable,
+    "ServerTimeout": ServerTimeout,
+    "Timeout": ServerTimeout,
+}
+
+_BY_CODE: dict[int, type[ApiError]] = {
+    400: BadRequest,
+    401: Unauthorized,
+    403: Forbidden,
+    404: NotFound,
+    405: MethodNotAllowed,
+    409: Conflict,
+    410: Gone,
+    422: Invalid,
+    429: TooManyRequests,
+    500: InternalError,
+    503: ServiceUnavailable,
+    504: ServerTimeout,
+}
+
+
+def api_error_from_status(
+    code: int, status: Mapping[str, Any] | None, retry_after: float | None = None
+) -> ApiError:
+    """Build the right :class:`ApiError` for an HTTP failure.
+
+    ``status`` is the decoded ``metav1.Status`` body when the server sent one (it may be
+    ``None`` or any other JSON for non-Kubernetes proxies); ``retry_after`` is the parsed
+    ``Retry-After`` header, if any.
+    """
+    body: Mapping[str, Any] = status if isinstance(status, Mapping) else {}
+    reason = body.get("reason") or ""
+    message = body.get("message") or ""
+    details = body.get("details")
+    details = details if isinstance(details, Mapping) else {}
+    if retry_after is None and isinstance(details.get("retryAfterSeconds"), int):
+        retry_after = float(details["retryAfterSeconds"])
+    status_code = body.get("code")
+    if isinstance(status_code, int) and status_code >= 400:
+        code = status_code
+    cls = _BY_REASON.get(reason) or _BY_CODE.get(code) or ApiError
+    return cls(
+        message or f"HTTP {code}",
+        code=code,
+        reason=reason or cls.default_reason or None,
+        details=details,
+        retry_after=retry_after,
+    )
+
+
+def is_resource_expired(error: BaseException) -> bool:
+    """True for 410 Gone / Expired, and for the 'too large resource version' timeout.
+
+    Both mean the reflector must drop its resourceVersion and relist from scratch.
+    """
+    if isinstance(error, Gone):
+        return True
+    if isinstance(error, ApiError):
+        causes = error.details.get("causes") or []
+        return any(
+            isinstance(c, Mapping) and c.get("reason") == "ResourceVersionTooLarge" for c in causes
+        )
+    return False
