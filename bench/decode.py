@@ -1,0 +1,434 @@
+"""Decode benchmark (benchmarks.md, scenario 1): how should LIST and watch bodies be decoded?
+
+Generates a PodList of realistic pods (~2 KB of JSON each: labels, ownerReferences, two
+containers with env/ports/resources/probes, status with conditions and containerStatuses,
+managedFields), then measures, per decoder:
+
+- ``us/obj``: wall time per pod to decode the whole list (median over rounds; the decoders are
+  interleaved A, B, C, A, B, C... so machine noise hits them alike), and CPU time per pod;
+- ``B/obj``: bytes retained per pod by the decoded result (tracemalloc, separate pass so the
+  tracing overhead does not distort the timings).
+
+The ``watch`` rows decode the same pods as newline-delimited watch events, one
+``{"type": "ADDED", "object": ...}`` line at a time, which is what a watch stream costs.
+
+Usage: ``.venv/bin/python bench/decode.py [-n 10000] [--rounds 5]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import gc
+import json
+import random
+import statistics
+import sys
+import time
+import tracemalloc
+from collections.abc import Callable
+from typing import Any
+
+import msgspec
+import orjson
+
+# --------------------------------------------------------------------------- pod generator
+
+_IMAGES = [
+    "registry.k8s.io/e2e-test-images/agnhost:2.53",
+    "docker.io/library/nginx:1.27.3",
+    "quay.io/prometheus/node-exporter:v1.8.2",
+    "ghcr.io/example/payments-api:2024.11.07-3f9a2c1",
+    "registry.k8s.io/pause:3.10",
+]
+_SIDECARS = [
+    "docker.io/envoyproxy/envoy:v1.31.2",
+    "ghcr.io/example/log-shipper:0.19.1",
+]
+
+
+def _managed_fields(labels: dict[str, str], containers: list[str]) -> list[dict[str, Any]]:
+    label_fields: dict[str, Any] = {".": {}}
+    label_fields.update({f"f:{k}": {} for k in labels})
+    container_fields = {
+        f'k:{{"name":"{c}"}}': {
+            ".": {},
+            "f:image": {},
+            "f:imagePullPolicy": {},
+            "f:name": {},
+            "f:ports": {".": {}, 'k:{"containerPort":8080,"protocol":"TCP"}': {".": {}}},
+            "f:resources": {".": {}, "f:limits": {".": {}, "f:memory": {}}},
+        }
+        for c in containers
+    }
+    return [
+        {
+            "manager": "kube-controller-manager",
+            "operation": "Update",
+            "apiVersion": "v1",
+            "time": "2026-01-12T09:14:03Z",
+            "fieldsType": "FieldsV1",
+            "fieldsV1": {
+                "f:metadata": {
+                    "f:generateName": {},
+                    "f:labels": label_fields,
+                    "f:ownerReferences": {".": {}},
+                },
+                "f:spec": {"f:containers": container_fields, "f:dnsPolicy": {}},
+            },
+        },
+        {
+            "manager": "kubelet",
+            "operation": "Update",
+            "apiVersion": "v1",
+            "time": "2026-01-12T09:14:09Z",
+            "fieldsType": "FieldsV1",
+            "fieldsV1": {
+                "f:status": {
+                    "f:conditions": {'k:{"type":"Ready"}': {".": {}, "f:status": {}}},
+                    "f:containerStatuses": {},
+                    "f:phase": {},
+                    "f:podIP": {},
+                }
+            },
+            "subresource": "status",
+        },
+    ]
+
+
+def make_pod(i: int, rng: random.Random) -> dict[str, Any]:
+    """One pod owned by one of 50 ReplicaSets, scheduled on one of 100 nodes."""
+    rs = i % 50
+    app = f"app-{rs % 10}"
+    rs_name = f"{app}-{rs:02d}-7d9f8b6c5d"
+    name = f"{rs_name}-{rng.randrange(36**5):05x}"
+    labels = {
+        "app.kubernetes.io/name": app,
+        "app.kubernetes.io/part-of": "shop",
+        "pod-template-hash": "7d9f8b6c5d",
+        "tier": "backend" if rs % 2 else "frontend",
+    }
+    uid = "%08x-%04x-%04x-%04x-%012x" % tuple(rng.getrandbits(b) for b in (32, 16, 16, 16, 48))
+    image = _IMAGES[rs % len(_IMAGES)]
+    sidecar = _SIDECARS[rs % len(_SIDECARS)]
+    node = f"node-{rng.randrange(100):03d}"
+    started = f"2026-01-12T09:{rng.randrange(60):02d}:{rng.randrange(60):02d}Z"
+    probe = {
+        "httpGet": {"path": "/healthz", "port": 8080, "scheme": "HTTP"},
+        "initialDelaySeconds": 5,
+        "timeoutSeconds": 1,
+        "periodSeconds": 10,
+        "successThreshold": 1,
+        "failureThreshold": 3,
+    }
+    containers = [
+        {
+            "name": "main",
+            "image": image,
+            "command": ["/app/server"],
+            "args": ["--port=8080", "--log-level=info"],
+            "ports": [{"name": "http", "containerPort": 8080, "protocol": "TCP"}],
+            "env": [
+                {"name": "POD_NAME", "valueFrom": {"fieldRef": {"apiVersion": "v1", "fieldPath": "metadata.name"}}},
+                {"name": "GOMAXPROCS", "value": "2"},
+            ],
+            "resources": {
+                "limits": {"cpu": "500m", "memory": "256Mi"},
+                "requests": {"cpu": "100m", "memory": "128Mi"},
+            },
+            "readinessProbe": probe,
+            "livenessProbe": probe,
+            "terminationMessagePath": "/dev/termination-log",
+            "terminationMessagePolicy": "File",
+            "imagePullPolicy": "IfNotPresent",
+        },
+        {
+            "name": "sidecar",
+            "image": sidecar,
+            "ports": [{"containerPort": 9901, "protocol": "TCP"}],
+            "resources": {"requests": {"cpu": "10m", "memory": "32Mi"}},
+            "terminationMessagePath": "/dev/termination-log",
+            "terminationMessagePolicy": "File",
+            "imagePullPolicy": "IfNotPresent",
+        },
+    ]
+    conditions = [
+        {"type": t, "status": "True", "lastProbeTime": None, "lastTransitionTime": started}
+        for t in ("PodReadyToStartContainers", "Initialized", "Ready", "ContainersReady", "PodScheduled")
+    ]
+    container_statuses = [
+        {
+            "name": c["name"],
+            "state": {"running": {"startedAt": started}},
+            "lastState": {},
+            "ready": True,
+            "restartCount": 0,
+            "image": c["image"],
+            "imageID": c["image"].split(":")[0] + "@sha256:" + "%064x" % (hash(c["image"]) & (2**256 - 1)),
+            "containerID": "containerd://" + "%064x" % rng.getrandbits(256),
+            "started": True,
+        }
+        for c in containers
+    ]
+    return {
+        "metadata": {
+            "name": name,
+            "generateName": rs_name + "-",
+            "namespace": "shop",
+            "uid": uid,
+            "resourceVersion": str(100000 + i),
+            "creationTimestamp": started,
+            "labels": labels,
+            "ownerReferences": [
+                {
+                    "apiVersion": "apps/v1",
+                    "kind": "ReplicaSet",
+                    "name": rs_name,
+                    "uid": "c0ffee00-0000-4000-8000-%012x" % rs,
+                    "controller": True,
+                    "blockOwnerDeletion": True,
+                }
+            ],
+            "managedFields": _managed_fields(labels, [c["name"] for c in containers]),
+        },
+        "spec": {
+            "containers": containers,
+            "restartPolicy": "Always",
+            "terminationGracePeriodSeconds": 30,
+            "dnsPolicy": "ClusterFirst",
+            "serviceAccountName": "default",
+            "nodeName": node,
+            "schedulerName": "default-scheduler",
+            "priority": 0,
+            "enableServiceLinks": True,
+            "preemptionPolicy": "PreemptLowerPriority",
+        },
+        "status": {
+            "phase": "Running",
+            "conditions": conditions,
+            "hostIP": f"10.0.{int(node[5:]) // 250}.{int(node[5:]) % 250 + 1}",
+            "podIP": f"10.244.{i // 250 % 250}.{i % 250 + 2}",
+            "startTime": started,
+            "containerStatuses": container_statuses,
+            "qosClass": "Burstable",
+        },
+    }
+
+
+def make_pod_list(n: int) -> tuple[bytes, list[bytes]]:
+    """(PodList JSON, watch event lines) for ``n`` pods. The two carry the same pods."""
+    rng = random.Random(42)
+    pods = [make_pod(i, rng) for i in range(n)]
+    for p in pods:
+        p["kind"] = "Pod"
+        p["apiVersion"] = "v1"
+    body = {
+        "kind": "PodList",
+        "apiVersion": "v1",
+        "metadata": {"resourceVersion": str(100000 + n)},
+        "items": pods,
+    }
+    lines = [orjson.dumps({"type": "ADDED", "object": p}) + b"\n" for p in pods]
+    return orjson.dumps(body), lines
+
+
+# --------------------------------------------------------------------------- decoders
+
+
+def _kubernetes_asyncio_decoder() -> tuple[Callable[[bytes], Any], Callable[[], None]]:
+    """The generated-models path kubernetes_asyncio's typed API methods use."""
+    from kubernetes_asyncio.client import ApiClient
+
+    loop = asyncio.new_event_loop()
+    client = loop.run_until_complete(_make_async(ApiClient))
+
+    class _Response:
+        def __init__(self, data: bytes) -> None:
+            self.data = data
+
+    def decode(data: bytes) -> Any:
+        return client.deserialize(_Response(data), "V1PodList")
+
+    def close() -> None:
+        loop.run_until_complete(client.close())
+        loop.close()
+
+    return decode, close
+
+
+async def _make_async(factory: Callable[[], Any]) -> Any:
+    return factory()
+
+
+class _Meta(msgspec.Struct):
+    name: str
+    namespace: str = ""
+    uid: str = ""
+    resourceVersion: str = ""
+    labels: dict[str, str] = {}
+
+
+class _Container(msgspec.Struct):
+    name: str
+    image: str = ""
+
+
+class _PodSpec(msgspec.Struct):
+    containers: list[_Container] = []
+    nodeName: str = ""
+
+
+class _Condition(msgspec.Struct):
+    type: str
+    status: str
+
+
+class _PodStatus(msgspec.Struct):
+    phase: str = ""
+    conditions: list[_Condition] = []
+
+
+class _Pod(msgspec.Struct):
+    metadata: _Meta
+    spec: _PodSpec
+    status: _PodStatus
+
+
+class _ListMeta(msgspec.Struct):
+    resourceVersion: str = ""
+
+
+class _PodList(msgspec.Struct):
+    metadata: _ListMeta
+    items: list[_Pod]
+
+
+class _PodEvent(msgspec.Struct):
+    type: str
+    object: _Pod
+
+
+_intern = sys.intern
+
+
+def intern_values(obj: Any) -> Any:
+    """Replace every short string value with its interned copy, in place (lossless)."""
+    if type(obj) is dict:
+        for k, v in obj.items():
+            t = type(v)
+            if t is str:
+                if len(v) <= 64:
+                    obj[k] = _intern(v)
+            elif t is dict or t is list:
+                intern_values(v)
+    elif type(obj) is list:
+        for i, v in enumerate(obj):
+            t = type(v)
+            if t is str:
+                if len(v) <= 64:
+                    obj[i] = _intern(v)
+            elif t is dict or t is list:
+                intern_values(v)
+    return obj
+
+
+def _decoders() -> dict[str, tuple[str, Callable[[bytes], Any]]]:
+    """name -> (input kind, decode). Input kind is "list" (one body) or "watch" (lines)."""
+    msgspec_any = msgspec.json.Decoder()
+    msgspec_typed = msgspec.json.Decoder(_PodList)
+    msgspec_event = msgspec.json.Decoder(_PodEvent)
+    return {
+        "stdlib json": ("list", json.loads),
+        "orjson": ("list", orjson.loads),
+        "orjson + intern values": ("list", lambda b: intern_values(orjson.loads(b))),
+        "msgspec untyped": ("list", msgspec_any.decode),
+        "msgspec untyped + intern": ("list", lambda b: intern_values(msgspec_any.decode(b))),
+        "msgspec typed Struct (lossy)": ("list", msgspec_typed.decode),
+        "watch lines: stdlib json": ("watch", json.loads),
+        "watch lines: orjson": ("watch", orjson.loads),
+        "watch lines: msgspec untyped": ("watch", msgspec_any.decode),
+        "watch lines: msgspec typed (lossy)": ("watch", msgspec_event.decode),
+    }
+
+
+# --------------------------------------------------------------------------- measurement
+
+
+def _run(kind: str, decode: Callable[[bytes], Any], body: bytes, lines: list[bytes]) -> Any:
+    if kind == "list":
+        return decode(body)
+    return [decode(line) for line in lines]
+
+
+def _time_once(kind: str, decode: Callable[[bytes], Any], body: bytes, lines: list[bytes]) -> tuple[float, float]:
+    gc.collect()
+    w0, c0 = time.perf_counter(), time.process_time()
+    result = _run(kind, decode, body, lines)
+    w1, c1 = time.perf_counter(), time.process_time()
+    del result
+    gc.collect()
+    return w1 - w0, c1 - c0
+
+
+def _retained(kind: str, decode: Callable[[bytes], Any], body: bytes, lines: list[bytes]) -> int:
+    gc.collect()
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        result = _run(kind, decode, body, lines)
+        if kind == "watch":  # the outer list is an artefact of the benchmark
+            result = [ev["object"] if isinstance(ev, dict) else ev.object for ev in result]
+        gc.collect()
+        after = tracemalloc.get_traced_memory()[0]
+        # the list that holds the watch results is the benchmark's, not the decoder's
+        overhead = sys.getsizeof(result) if kind == "watch" else 0
+        del result
+        return after - before - overhead
+    finally:
+        tracemalloc.stop()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("-n", type=int, default=10000, help="pods in the list")
+    parser.add_argument("--rounds", type=int, default=5, help="timed rounds per decoder")
+    parser.add_argument("--skip-models", action="store_true", help="skip the slow generated models")
+    args = parser.parse_args()
+
+    body, lines = make_pod_list(args.n)
+    print(f"{args.n} pods, {len(body) / args.n:.0f} B of JSON per pod, Python {sys.version.split()[0]}")
+
+    decoders = _decoders()
+    close_models = None
+    if not args.skip_models:
+        decode_models, close_models = _kubernetes_asyncio_decoder()
+        decoders = {"kubernetes_asyncio models": ("list", decode_models), **decoders}
+
+    wall: dict[str, list[float]] = {name: [] for name in decoders}
+    cpu: dict[str, list[float]] = {name: [] for name in decoders}
+    for name, (kind, decode) in decoders.items():  # warm-up
+        _run(kind, decode, body, lines)
+    for _ in range(args.rounds):
+        for name, (kind, decode) in decoders.items():
+            w, c = _time_once(kind, decode, body, lines)
+            wall[name].append(w)
+            cpu[name].append(c)
+    retained = {name: _retained(kind, decode, body, lines) for name, (kind, decode) in decoders.items()}
+    if close_models is not None:
+        close_models()
+
+    base = statistics.median(wall["orjson"])
+    print()
+    print(f"| decoder | us/obj (median of {args.rounds}) | CPU us/obj | vs orjson | retained B/obj |")
+    print("|---|---:|---:|---:|---:|")
+    for name in decoders:
+        w = statistics.median(wall[name])
+        c = statistics.median(cpu[name])
+        print(
+            f"| {name} | {w / args.n * 1e6:.1f} | {c / args.n * 1e6:.1f} | {w / base:.2f}x "
+            f"| {retained[name] / args.n:,.0f} |"
+        )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,407 @@
+"""A real Kubernetes control plane for tests: etcd plus kube-apiserver on loopback.
+
+::
+
+    async with ControlPlane() as cp:
+        cfg = await cp.kube_configuration()          # kubernetes_asyncio Configuration
+        subprocess.run([cp.binary("kubectl"), "--kubeconfig", cp.kubeconfig_path, "get", "ns"])
+
+The binaries (``etcd``, ``kube-apiserver``, ``kubectl``) are looked up in ``$KCONTROL_ASSETS``,
+then ``$KUBEBUILDER_ASSETS`` (controller-runtime's convention), then the per-version cache that
+``hack/build-k8s.sh`` fills (``~/.cache/kcontrol/k8s/<version>/``).
+
+What it starts: etcd with ``--unsafe-no-fsync`` and kube-apiserver with a throw-away CA and
+serving certificate, service-account keys, RBAC authorization, and a static token file holding
+an administrator (``system:masters``) and unprivileged users for RBAC tests (:data:`USERS`).
+Processes run in their own session; they are managed with plain :mod:`subprocess`, so a control
+plane started in one event loop can be stopped, or its apiserver restarted, from another (pytest
+gives each test its own loop). On exit both processes are stopped and the temp dir removed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import shutil
+import signal
+import socket
+import ssl
+import subprocess
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Self
+
+import aiohttp
+from kubernetes_asyncio import client, config
+
+from kcontrol.errors import KcontrolError
+from kcontrol.testing._pki import Pki, write_pki
+
+__all__ = ["ADMIN", "K8S_VERSION", "USERS", "ControlPlane", "ControlPlaneError", "find_binary"]
+
+K8S_VERSION = os.environ.get("KCONTROL_K8S_VERSION", "v1.36.3")
+"""The Kubernetes release whose binaries are used (hack/k8s/go.mod pins the same)."""
+
+ADMIN = "admin"
+USERS: dict[str, tuple[str, ...]] = {
+    ADMIN: ("system:masters",),
+    "alice": (),
+    "bob": (),
+}
+"""Users in the token file and their groups; every user also gets ``system:authenticated``."""
+
+
+class ControlPlaneError(KcontrolError):
+    """The control plane could not be started; the message carries the component's log tail."""
+
+
+def _cache_dir() -> Path:
+    root = os.environ.get("KCONTROL_CACHE_DIR") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "kcontrol"
+    )
+    return Path(root) / "k8s" / K8S_VERSION
+
+
+def find_binary(name: str) -> Path:
+    """Locate a control-plane binary, or raise :class:`ControlPlaneError` saying how to get it."""
+    candidates = [os.environ.get("KCONTROL_ASSETS"), os.environ.get("KUBEBUILDER_ASSETS")]
+    for directory in [*(Path(c) for c in candidates if c), _cache_dir()]:
+        path = directory / name
+        if path.is_file() and os.access(path, os.X_OK):
+            return path
+    raise ControlPlaneError(
+        f"{name} {K8S_VERSION} not found in $KCONTROL_ASSETS, $KUBEBUILDER_ASSETS or "
+        f"{_cache_dir()}; build it with `hack/build-k8s.sh` (or `make assets`)"
+    )
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def _tail(path: Path, lines: int = 40) -> str:
+    try:
+        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
+    except OSError:
+        return "(no log)"
+
+
+class _Process:
+    """One child process with its log file; loop-independent."""
+
+    def __init__(self, name: str, argv: list[str], log: Path) -> None:
+        self.name = name
+        self.argv = argv
+        self.log = log
+        self.popen: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> None:
+        with self.log.open("ab") as out:
+            self.popen = subprocess.Popen(
+                self.argv,
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+
+    def running(self) -> bool:
+        return self.popen is not None and self.popen.poll() is None
+
+    def signal(self, sig: int) -> None:
+        if self.running():
+            assert self.popen is not None
+            os.killpg(self.popen.pid, sig)
+
+    def stop(self, timeout: float = 10.0) -> None:
+        if self.popen is None:
+            return
+        if self.popen.poll() is None:
+            try:
+                os.killpg(self.popen.pid, signal.SIGTERM)
+                self.popen.wait(timeout)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.popen.pid, signal.SIGKILL)
+                self.popen.wait()
+            except ProcessLookupError:
+                pass
+        self.popen = None
+
+
+class ControlPlane:
+    """etcd + kube-apiserver on free loopback ports; an async context manager.
+
+    ``extra_apiserver_args`` are appended to kube-apiserver's command line (a later flag wins,
+    e.g. ``["--min-request-timeout=5"]``). ``start_timeout`` bounds each component's start-up.
+    """
+
+    def __init__(
+        self,
+        *,
+        extra_apiserver_args: Sequence[str] = (),
+        start_timeout: float = 90.0,
+    ) -> None:
+        self.extra_apiserver_args = list(extra_apiserver_args)
+        self.start_timeout = start_timeout
+        self._dir: Path | None = None
+        self._pki: Pki | None = None
+        self._tokens: dict[str, str] = {}
+        self._etcd: _Process | None = None
+        self._apiserver: _Process | None = None
+        self.etcd_port = 0
+        self.port = 0
+
+    # -- public surface -------------------------------------------------------------------
+
+    @property
+    def host(self) -> str:
+        """The apiserver URL, ``https://127.0.0.1:<port>``."""
+        return f"https://127.0.0.1:{self.port}"
+
+    @property
+    def directory(self) -> Path:
+        """The temp dir holding certificates, tokens, kubeconfigs, data and logs."""
+        if self._dir is None:
+            raise ControlPlaneError("control plane is not started")
+        return self._dir
+
+    @property
+    def ca_file(self) -> Path:
+        """The CA certificate that signed the apiserver's serving certificate."""
+        assert self._pki is not None, "control plane is not started"
+        return self._pki.ca_cert
+
+    @property
+    def kubeconfig_path(self) -> Path:
+        """A kubeconfig file for the administrator."""
+        return self.directory / "admin.kubeconfig"
+
+    @property
+    def apiserver_log(self) -> Path:
+        return self.directory / "kube-apiserver.log"
+
+    @property
+    def etcd_endpoint(self) -> str:
+        return f"http://127.0.0.1:{self.etcd_port}"
+
+    def token(self, user: str = ADMIN) -> str:
+        """The bearer token of a user from :data:`USERS`."""
+        return self._tokens[user]
+
+    def user_kubeconfig(self, user: str) -> Path:
+        """A kubeconfig file authenticating as ``user`` (one of :data:`USERS`)."""
+        path = self.directory / f"{user}.kubeconfig"
+        if not path.exists():
+            self._write_kubeconfig(path, user)
+        return path
+
+    def ssl_context(self) -> ssl.SSLContext:
+        """An SSL context trusting the apiserver's CA."""
+        return ssl.create_default_context(cafile=str(self.ca_file))
+
+    async def kube_configuration(self, user: str = ADMIN) -> Any:
+        """A ready ``kubernetes_asyncio.client.Configuration`` for ``user``."""
+        configuration = client.Configuration()
+        await config.load_kube_config(
+            config_file=str(self.user_kubeconfig(user)), client_configuration=configuration
+        )
+        return configuration
+
+    @staticmethod
+    def binary(name: str) -> Path:
+        """Path of a control-plane binary (``kubectl``, ``kube-apiserver``, ``etcd``)."""
+        return find_binary(name)
+
+    def kubectl(self, *args: str, user: str = ADMIN, check: bool = True) -> str:
+        """Run the built ``kubectl`` against this control plane; returns its stdout."""
+        done = subprocess.run(
+            [str(find_binary("kubectl")), "--kubeconfig", str(self.user_kubeconfig(user)), *args],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+        if check and done.returncode != 0:
+            raise ControlPlaneError(f"kubectl {' '.join(args)} failed: {done.stderr.strip()}")
+        return done.stdout
+
+    async def __aenter__(self) -> Self:
+        await self.start()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+    async def start(self) -> None:
+        """Create the temp dir and key material, start etcd, then kube-apiserver."""
+        apiserver_bin = find_binary("kube-apiserver")
+        etcd_bin = find_binary("etcd")
+        self._dir = Path(tempfile.mkdtemp(prefix="kcontrol-envtest-"))
+        try:
+            self._pki = write_pki(self._dir, ["127.0.0.1", "localhost"])
+            self._write_tokens()
+            self.etcd_port, self.port = _free_port(), _free_port()
+            self._write_kubeconfig(self.kubeconfig_path, ADMIN)
+            self._etcd = self._etcd_process(etcd_bin)
+            self._etcd.start()
+            await self._wait_etcd()
+            self._apiserver = self._apiserver_process(apiserver_bin)
+            await self.start_apiserver()
+        except BaseException:
+            self.stop()
+            raise
+
+    def stop(self) -> None:
+        """Stop both processes and remove the temp dir; safe to call twice."""
+        for process in (self._apiserver, self._etcd):
+            if process is not None:
+                process.stop()
+        self._apiserver = self._etcd = None
+        if self._dir is not None:
+            shutil.rmtree(self._dir, ignore_errors=True)
+            self._dir = None
+
+    async def stop_apiserver(self) -> None:
+        """Stop kube-apiserver (SIGTERM, then SIGKILL); etcd keeps running with the data."""
+        assert self._apiserver is not None, "control plane is not started"
+        await asyncio.to_thread(self._apiserver.stop)
+
+    def kill_apiserver(self) -> None:
+        """SIGKILL kube-apiserver at once (a crash, not a graceful stop)."""
+        assert self._apiserver is not None, "control plane is not started"
+        self._apiserver.signal(signal.SIGKILL)
+        self._apiserver.stop()
+
+    async def start_apiserver(self) -> None:
+        """(Re)start kube-apiserver on the same port and wait until ``/readyz`` answers ok."""
+        assert self._apiserver is not None, "control plane is not started"
+        if not self._apiserver.running():
+            self._apiserver.start()
+        await self._wait_ready()
+
+    async def restart_apiserver(self) -> None:
+        """Stop and start kube-apiserver; the data in etcd survives."""
+        await self.stop_apiserver()
+        await self.start_apiserver()
+
+    # -- internals ------------------------------------------------------------------------
+
+    def _write_tokens(self) -> None:
+        lines = []
+        for index, (user, groups) in enumerate(USERS.items()):
+            token = os.urandom(16).hex()
+            self._tokens[user] = token
+            group_field = f',"{",".join(groups)}"' if groups else ""
+            lines.append(f"{token},{user},uid-{index}{group_field}")
+        (self.directory / "tokens.csv").write_text("\n".join(lines) + "\n")
+
+    def _write_kubeconfig(self, path: Path, user: str) -> None:
+        # JSON is valid YAML: kubectl and kubernetes_asyncio both read it.
+        kubeconfig = {
+            "apiVersion": "v1",
+            "kind": "Config",
+            "clusters": [
+                {
+                    "name": "envtest",
+                    "cluster": {"server": self.host, "certificate-authority": str(self.ca_file)},
+                }
+            ],
+            "users": [{"name": user, "user": {"token": self._tokens[user]}}],
+            "contexts": [{"name": "envtest", "context": {"cluster": "envtest", "user": user}}],
+            "current-context": "envtest",
+        }
+        path.write_text(json.dumps(kubeconfig, indent=2))
+        path.chmod(0o600)
+
+    def _etcd_process(self, binary: Path) -> _Process:
+        peer = f"http://127.0.0.1:{_free_port()}"
+        client = self.etcd_endpoint
+        argv = [
+            str(binary),
+            "--name=envtest",
+            f"--data-dir={self.directory / 'etcd'}",
+            f"--listen-client-urls={client}",
+            f"--advertise-client-urls={client}",
+            f"--listen-peer-urls={peer}",
+            f"--initial-advertise-peer-urls={peer}",
+            f"--initial-cluster=envtest={peer}",
+            "--unsafe-no-fsync=true",
+            "--log-level=warn",
+        ]
+        return _Process("etcd", argv, self.directory / "etcd.log")
+
+    def _apiserver_process(self, binary: Path) -> _Process:
+        assert self._pki is not None
+        argv = [
+            str(binary),
+            f"--etcd-servers={self.etcd_endpoint}",
+            "--bind-address=127.0.0.1",
+            "--advertise-address=127.0.0.1",
+            f"--secure-port={self.port}",
+            f"--cert-dir={self.directory / 'certs'}",
+            f"--tls-cert-file={self._pki.serving_cert}",
+            f"--tls-private-key-file={self._pki.serving_key}",
+            f"--client-ca-file={self._pki.ca_cert}",
+            f"--service-account-key-file={self._pki.service_account_pub}",
+            f"--service-account-signing-key-file={self._pki.service_account_key}",
+            "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
+            f"--token-auth-file={self.directory / 'tokens.csv'}",
+            "--authorization-mode=RBAC",
+            "--service-cluster-ip-range=10.0.0.0/24",
+            "--allow-privileged=true",
+            # No controller manager runs here, so no namespace has a default ServiceAccount.
+            "--disable-admission-plugins=ServiceAccount",
+            *self.extra_apiserver_args,
+        ]
+        return _Process("kube-apiserver", argv, self.apiserver_log)
+
+    async def _wait_etcd(self) -> None:
+        assert self._etcd is not None
+        deadline = time.monotonic() + self.start_timeout
+        async with aiohttp.ClientSession() as session:
+            while time.monotonic() < deadline:
+                if not self._etcd.running():
+                    break
+                try:
+                    async with session.get(f"{self.etcd_endpoint}/health") as response:
+                        if response.status == 200 and b'"true"' in await response.read():
+                            return
+                except aiohttp.ClientError:
+                    pass
+                await asyncio.sleep(0.1)
+        raise ControlPlaneError(f"etcd did not become healthy:\n{_tail(self._etcd.log)}")
+
+    async def _wait_ready(self) -> None:
+        assert self._apiserver is not None
+        deadline = time.monotonic() + self.start_timeout
+        headers = {"Authorization": f"Bearer {self.token()}"}
+        last = "no answer"
+        connector = aiohttp.TCPConnector(ssl=self.ssl_context())
+        async with aiohttp.ClientSession(connector=connector, headers=headers) as session:
+            while time.monotonic() < deadline:
+                if not self._apiserver.running():
+                    last = "kube-apiserver exited"
+                    break
+                try:
+                    async with session.get(f"{self.host}/readyz") as response:
+                        if response.status == 200:
+                            return
+                        last = f"/readyz {response.status}: {(await response.text())[-500:]}"
+                except aiohttp.ClientError as error:
+                    last = str(error)
+                await asyncio.sleep(0.2)
+        raise ControlPlaneError(
+            f"kube-apiserver not ready ({last}); log tail:\n{_tail(self.apiserver_log)}"
+        )
