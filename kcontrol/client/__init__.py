@@ -1,5 +1,14 @@
 """Async Kubernetes REST client: any resource, plain-dict objects, typed errors, client-side QPS."""
 
+from kcontrol.client._config import (
+    AuthProvider,
+    ClientConfig,
+    ConfigError,
+    KubeConfigurationAuth,
+    StaticTokenAuth,
+    TokenFileAuth,
+    load_config,
+)
 from kcontrol.client._interface import (
     CONFIGMAPS,
     DEPLOYMENTS,
@@ -17,6 +26,8 @@ from kcontrol.client._interface import (
     WatchEvent,
     Writer,
 )
+from kcontrol.client._ratelimit import TokenBucketRateLimiter
+from kcontrol.client._rest import ApiClient
 
 __all__ = [
     "CONFIGMAPS",
@@ -27,11 +38,20 @@ __all__ = [
     "PODS",
     "REPLICASETS",
     "SECRETS",
+    "ApiClient",
+    "AuthProvider",
     "Client",
+    "ClientConfig",
+    "ConfigError",
+    "KubeConfigurationAuth",
     "Object",
     "PatchType",
     "Reader",
     "Resource",
+    "StaticTokenAuth",
+    "TokenBucketRateLimiter",
+    "TokenFileAuth",
     "WatchEvent",
     "Writer",
+    "load_config",
 ]

@@ -179,6 +179,13 @@ class ControlPlane:
         return self._pki.ca_cert
 
     @property
+    def serving_cert_pair(self) -> tuple[Path, Path]:
+        """The apiserver's serving certificate and key (valid for 127.0.0.1 and localhost);
+        a test proxy can present them so clients need no extra trust."""
+        assert self._pki is not None, "control plane is not started"
+        return self._pki.serving_cert, self._pki.serving_key
+
+    @property
     def kubeconfig_path(self) -> Path:
         """A kubeconfig file for the administrator."""
         return self.directory / "admin.kubeconfig"

@@ -1,0 +1,369 @@
+"""The real client: :class:`ApiClient`, the :class:`~kcontrol.client.Client` contract over HTTP.
+
+This layer turns each contract method into a request - path, query parameters, body and
+content type - and hands it to the :class:`~kcontrol.client._transport.Transport` below,
+which sends it and maps its failures.
+"""
+
+from __future__ import annotations
+
+import builtins
+import logging
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager
+from types import TracebackType
+from typing import Any, Self
+
+from prometheus_client import CollectorRegistry
+
+from kcontrol.client._config import ClientConfig
+from kcontrol.client._decode import encode_json
+from kcontrol.client._interface import Object, PatchType, Resource, WatchEvent
+from kcontrol.client._ratelimit import TokenBucketRateLimiter
+from kcontrol.client._transport import Params, Transport
+from kcontrol.client._watch import WatchStream
+from kcontrol.clock import Clock, RealClock
+from kcontrol.errors import Gone
+
+__all__ = ["DEFAULT_PAGE_SIZE", "ApiClient"]
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_PAGE_SIZE = 500
+"""Items per LIST page in :meth:`ApiClient.list_all` (client-go's pager default)."""
+
+
+class ApiClient:
+    """An asyncio Kubernetes REST client for any resource; objects are plain dicts.
+
+    Implements :class:`~kcontrol.client.Client` (see its docstrings for the contract of each
+    method). Use it as an async context manager, or call :meth:`close` when done; the HTTP
+    session is created on first use, and closing is idempotent.
+
+    - ``qps``/``burst``: client-side token bucket shared by all requests of this client
+      (watches take a token when opened); ``qps <= 0`` disables throttling.
+    - ``timeout``: seconds allowed for one request, from sending it to the end of the
+      response body (for a watch: to its response headers; the stream itself is bounded by
+      the server's ``timeoutSeconds`` and the caller's own inactivity limit). ``<= 0``: none.
+    - ``registry``: where the ``rest_client_*`` metrics live (default: the global registry).
+    - ``clock``: drives the rate limiter and the latency metrics.
+
+    Failures: a non-2xx answer raises the :class:`~kcontrol.errors.ApiError` subclass for
+    its ``Status``; no answer (refused, reset, TLS failure, timeout, a body cut short)
+    raises :class:`~kcontrol.errors.ApiConnectionError`. Cancellation always propagates,
+    and the connection of a cancelled request is closed.
+    """
+
+    def __init__(
+        self,
+        config: ClientConfig,
+        *,
+        qps: float = 5.0,
+        burst: int = 10,
+        user_agent: str | None = None,
+        timeout: float = 60.0,
+        registry: CollectorRegistry | None = None,
+        clock: Clock | None = None,
+    ) -> None:
+        self._config = config
+        clock = clock or RealClock()
+        self._limiter = TokenBucketRateLimiter(qps, burst, clock=clock) if qps > 0 else None
+        self._transport = Transport(
+            config,
+            rate_limiter=self._limiter,
+            user_agent=user_agent or _default_user_agent(),
+            timeout=timeout if timeout > 0 else None,
+            registry=registry,
+            clock=clock,
+        )
+
+    @property
+    def config(self) -> ClientConfig:
+        return self._config
+
+    @property
+    def rate_limiter(self) -> TokenBucketRateLimiter | None:
+        return self._limiter
+
+    @property
+    def closed(self) -> bool:
+        return self._transport.closed
+
+    async def __aenter__(self) -> Self:
+        self._transport.session()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.close()
+
+    async def close(self) -> None:
+        """Close the HTTP session and its connections (open watches break). Idempotent."""
+        await self._transport.close()
+
+    # ------------------------------------------------------------------ Reader
+
+    async def get(
+        self,
+        resource: Resource,
+        name: str,
+        *,
+        namespace: str | None = None,
+        subresource: str | None = None,
+    ) -> Object:
+        path = _object_path(resource, name, namespace, subresource)
+        return await self._transport.request("GET", path)
+
+    async def list(
+        self,
+        resource: Resource,
+        *,
+        namespace: str | None = None,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+        resource_version: str | None = None,
+        resource_version_match: str | None = None,
+        limit: int | None = None,
+        continue_: str | None = None,
+    ) -> Object:
+        """One LIST page. Items get ``apiVersion``/``kind`` filled in (the server omits them
+        in lists), as client-go's unstructured decoding does, so they match watch objects."""
+        params = _selectors(label_selector, field_selector)
+        _put(params, "resourceVersion", resource_version)
+        _put(params, "resourceVersionMatch", resource_version_match)
+        if limit is not None and limit > 0:
+            params["limit"] = str(limit)
+        _put(params, "continue", continue_)
+        result = await self._transport.request("GET", resource.path(namespace), params=params)
+        _fill_type_meta(result, resource)
+        return result
+
+    async def list_all(
+        self,
+        resource: Resource,
+        *,
+        namespace: str | None = None,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+        resource_version: str | None = None,
+        resource_version_match: str | None = None,
+        page_size: int = DEFAULT_PAGE_SIZE,
+    ) -> tuple[builtins.list[Object], str]:
+        """LIST every page: ``(items, resourceVersion of the list)``.
+
+        Follows ``continue`` tokens ``page_size`` items at a time (``<= 0``: one request).
+        If a continue token expires midway (410), lists everything again in one unpaged
+        request, as client-go's pager does; a 410 on the first page propagates.
+        """
+        items: list[Object] = []
+        token: str | None = None
+        while True:
+            first = token is None
+            try:
+                page = await self.list(
+                    resource,
+                    namespace=namespace,
+                    label_selector=label_selector,
+                    field_selector=field_selector,
+                    resource_version=resource_version if first else None,
+                    resource_version_match=resource_version_match if first else None,
+                    limit=page_size,
+                    continue_=token,
+                )
+            except Gone:
+                if first:
+                    raise
+                logger.info("LIST %s: continue token expired, listing without paging", resource)
+                page = await self.list(
+                    resource,
+                    namespace=namespace,
+                    label_selector=label_selector,
+                    field_selector=field_selector,
+                    resource_version=resource_version,
+                    resource_version_match=resource_version_match,
+                )
+                items = []
+            items.extend(page.get("items") or ())
+            metadata = page.get("metadata") or {}
+            token = metadata.get("continue") or None
+            if token is None:
+                return items, str(metadata.get("resourceVersion") or "")
+
+    @asynccontextmanager
+    async def watch(
+        self,
+        resource: Resource,
+        *,
+        namespace: str | None = None,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+        resource_version: str | None = None,
+        resource_version_match: str | None = None,
+        timeout_seconds: int | None = None,
+        allow_watch_bookmarks: bool = True,
+        send_initial_events: bool | None = None,
+    ) -> AsyncIterator[AsyncIterator[WatchEvent]]:
+        params = _selectors(label_selector, field_selector)
+        params["watch"] = "true"
+        _put(params, "resourceVersion", resource_version)
+        _put(params, "resourceVersionMatch", resource_version_match)
+        if timeout_seconds is not None:
+            params["timeoutSeconds"] = str(timeout_seconds)
+        if allow_watch_bookmarks:
+            params["allowWatchBookmarks"] = "true"
+        if send_initial_events is not None:
+            params["sendInitialEvents"] = "true" if send_initial_events else "false"
+        response = await self._transport.open_stream(resource.path(namespace), params)
+        try:
+            yield WatchStream(response)
+        finally:
+            response.close()  # drop the connection: a half-read stream cannot be reused
+
+    # ------------------------------------------------------------------ Writer
+
+    async def create(
+        self, resource: Resource, obj: Mapping[str, Any], *, namespace: str | None = None
+    ) -> Object:
+        path = resource.path(_namespace_of(resource, obj, namespace))
+        return await self._transport.request("POST", path, body=encode_json(obj))
+
+    async def update(
+        self, resource: Resource, obj: Mapping[str, Any], *, namespace: str | None = None
+    ) -> Object:
+        return await self._put_object(resource, obj, namespace, None)
+
+    async def update_status(
+        self, resource: Resource, obj: Mapping[str, Any], *, namespace: str | None = None
+    ) -> Object:
+        return await self._put_object(resource, obj, namespace, "status")
+
+    async def _put_object(
+        self,
+        resource: Resource,
+        obj: Mapping[str, Any],
+        namespace: str | None,
+        subresource: str | None,
+    ) -> Object:
+        name = (obj.get("metadata") or {}).get("name")
+        if not name:
+            raise ValueError(f"cannot update a {resource.kind} without metadata.name")
+        ns = _namespace_of(resource, obj, namespace)
+        path = _object_path(resource, name, ns, subresource)
+        return await self._transport.request("PUT", path, body=encode_json(obj))
+
+    async def patch(
+        self,
+        resource: Resource,
+        name: str,
+        patch: Any,
+        *,
+        namespace: str | None = None,
+        patch_type: PatchType = PatchType.MERGE,
+        subresource: str | None = None,
+        field_manager: str | None = None,
+        force: bool | None = None,
+    ) -> Object:
+        """PATCH ``name``. ``patch`` is the document (dict, or a list for JSON patch) or its
+        encoded bytes/str. Server-side apply (``PatchType.APPLY``) requires
+        ``field_manager``; ``force`` takes over conflicting fields."""
+        if patch_type is PatchType.APPLY and not field_manager:
+            raise ValueError("server-side apply requires field_manager")
+        params: Params = {}
+        _put(params, "fieldManager", field_manager)
+        if force is not None:
+            params["force"] = "true" if force else "false"
+        if isinstance(patch, (bytes, bytearray)):
+            body = bytes(patch)
+        elif isinstance(patch, str):
+            body = patch.encode()
+        else:
+            body = encode_json(patch)
+        path = _object_path(resource, name, namespace, subresource)
+        return await self._transport.request(
+            "PATCH", path, params=params, body=body, content_type=patch_type.value
+        )
+
+    async def delete(
+        self,
+        resource: Resource,
+        name: str,
+        *,
+        namespace: str | None = None,
+        preconditions: Mapping[str, str] | None = None,
+        propagation_policy: str | None = None,
+        grace_period_seconds: int | None = None,
+    ) -> Object:
+        options: dict[str, Any] = {}
+        if preconditions:
+            options["preconditions"] = dict(preconditions)
+        if propagation_policy is not None:
+            options["propagationPolicy"] = propagation_policy
+        if grace_period_seconds is not None:
+            options["gracePeriodSeconds"] = grace_period_seconds
+        body = None
+        if options:
+            body = encode_json({"kind": "DeleteOptions", "apiVersion": "v1", **options})
+        path = _object_path(resource, name, namespace, None)
+        return await self._transport.request("DELETE", path, body=body)
+
+    # ------------------------------------------------------------------ transport
+
+
+# ---------------------------------------------------------------------- helpers
+
+
+def _default_user_agent() -> str:
+    import kcontrol  # noqa: PLC0415 - the package imports this module while initialising
+
+    return f"kcontrol/{kcontrol.__version__}"
+
+
+def _put(params: Params, key: str, value: str | None) -> None:
+    if value:
+        params[key] = value
+
+
+def _selectors(label_selector: str | None, field_selector: str | None) -> Params:
+    params: Params = {}
+    _put(params, "labelSelector", label_selector)
+    _put(params, "fieldSelector", field_selector)
+    return params
+
+
+def _object_path(
+    resource: Resource, name: str, namespace: str | None, subresource: str | None
+) -> str:
+    if not name:
+        raise ValueError(f"a {resource.kind} name is required")
+    if resource.namespaced and not namespace:
+        raise ValueError(f"{resource.kind} is namespaced: a namespace is required")
+    return resource.path(namespace, name, subresource)
+
+
+def _namespace_of(resource: Resource, obj: Mapping[str, Any], namespace: str | None) -> str | None:
+    """The namespace to write ``obj`` to: the argument, else its ``metadata.namespace``."""
+    if not resource.namespaced:
+        return None
+    ns = namespace or (obj.get("metadata") or {}).get("namespace")
+    if not ns:
+        raise ValueError(
+            f"{resource.kind} is namespaced: pass namespace= or set metadata.namespace"
+        )
+    return str(ns)
+
+
+def _fill_type_meta(result: Object, resource: Resource) -> None:
+    items = result.get("items")
+    if not isinstance(items, list):
+        return
+    api_version, kind = resource.api_version, resource.kind
+    for item in items:
+        if isinstance(item, dict):
+            if "apiVersion" not in item:
+                item["apiVersion"] = api_version
+            if "kind" not in item:
+                item["kind"] = kind

@@ -1,0 +1,231 @@
+"""The HTTP layer under :class:`~kcontrol.client.ApiClient`: one request in, JSON or an error out.
+
+:class:`Transport` owns the ``aiohttp.ClientSession``. Each request waits for the client-side
+rate limiter, carries the user agent and fresh credentials, runs under a timeout scope, is
+counted in the ``rest_client_*`` metrics, and has its failures mapped, once, here:
+
+- a non-2xx answer -> the :class:`~kcontrol.errors.ApiError` subclass for its ``Status``
+  (``Retry-After`` parsed into ``retry_after``);
+- no usable answer (refused, reset, TLS failure, timeout, body cut short, not JSON) ->
+  :class:`~kcontrol.errors.ApiConnectionError`, chained to the cause;
+- cancellation propagates untouched, and the connection of a cancelled request is closed
+  rather than returned to the pool.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+from urllib.parse import urlsplit
+
+import aiohttp
+import orjson
+from prometheus_client import CollectorRegistry
+
+from kcontrol.client._config import ClientConfig
+from kcontrol.client._decode import decode_json
+from kcontrol.client._interface import Object
+from kcontrol.client._metrics import RequestMetrics
+from kcontrol.client._ratelimit import TokenBucketRateLimiter
+from kcontrol.clock import Clock
+from kcontrol.errors import ApiConnectionError, ApiError, api_error_from_status
+
+__all__ = ["Params", "Transport"]
+
+logger = logging.getLogger(__name__)
+
+_LONG_THROTTLE = 0.05  # client-go logs waits longer than this (longThrottleLatency)
+
+Params = dict[str, str]
+
+
+class Transport:
+    """Sends requests to one API server; see the module docstring for what each one gets.
+
+    ``rate_limiter`` is shared by every request (``None``: unthrottled); ``timeout`` bounds a
+    request from sending it to the end of its body (``None``: unbounded). The session is
+    created on first use; after :meth:`close` every request raises ``RuntimeError``.
+    """
+
+    def __init__(
+        self,
+        config: ClientConfig,
+        *,
+        rate_limiter: TokenBucketRateLimiter | None,
+        user_agent: str,
+        timeout: float | None,
+        registry: CollectorRegistry | None,
+        clock: Clock,
+    ) -> None:
+        self._config = config
+        self._base = config.host.rstrip("/")
+        self._host = urlsplit(self._base).netloc.rpartition("@")[2]  # the metrics label
+        self._limiter = rate_limiter
+        self._user_agent = user_agent
+        self._timeout = timeout
+        self._metrics = RequestMetrics.for_registry(registry)
+        self._clock = clock
+        self._ssl = config.ssl_context()
+        self._session: aiohttp.ClientSession | None = None
+        self._closed = False
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    def session(self) -> aiohttp.ClientSession:
+        """The HTTP session, created on first use (inside the event loop)."""
+        if self._closed:
+            raise RuntimeError("ApiClient is closed")
+        if self._session is None:
+            # limit=0: each watch holds an HTTP/1.1 connection for its lifetime, so a pool
+            # limit would starve other requests; the rate limiter bounds the request rate.
+            connector = aiohttp.TCPConnector(
+                limit=0, ssl=self._ssl if self._ssl is not None else True
+            )
+            self._session = aiohttp.ClientSession(
+                connector=connector, timeout=aiohttp.ClientTimeout(total=None)
+            )
+        return self._session
+
+    async def close(self) -> None:
+        """Close the session and its connections (open watches break). Idempotent."""
+        self._closed = True
+        session, self._session = self._session, None
+        if session is not None:
+            await session.close()
+
+    async def _prepare(self, method: str, content_type: str | None) -> dict[str, str]:
+        """Wait for the rate limiter, then build the headers (fresh credentials)."""
+        if self._limiter is not None:
+            waited = await self._limiter.wait()
+            self._metrics.observe_rate_limiter(method, self._host, waited)
+            if waited > _LONG_THROTTLE:
+                logger.debug("waited %.3fs due to client-side throttling", waited)
+        headers = {"User-Agent": self._user_agent, "Accept": "application/json"}
+        if content_type is not None:
+            headers["Content-Type"] = content_type
+        if self._config.auth is not None:
+            authorization = await self._config.auth.authorization()
+            if authorization:
+                headers["Authorization"] = authorization
+        return headers
+
+    def _request_options(self) -> dict[str, Any]:
+        options: dict[str, Any] = {}
+        if self._config.tls_server_name:
+            options["server_hostname"] = self._config.tls_server_name
+        if self._config.proxy:
+            options["proxy"] = self._config.proxy
+        return options
+
+    async def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        params: Params | None = None,
+        body: bytes | None = None,
+        content_type: str | None = None,
+    ) -> Object:
+        """Send one request and decode its JSON answer; map failures (class docstring)."""
+        session = self.session()
+        if body is not None and content_type is None:
+            content_type = "application/json"
+        headers = await self._prepare(method, content_type)
+        url = self._base + path
+        start = self._clock.now()
+        code: int | None = None
+        try:
+            async with asyncio.timeout(self._timeout):
+                async with session.request(
+                    method,
+                    url,
+                    params=params,
+                    data=body,
+                    headers=headers,
+                    **self._request_options(),
+                ) as response:
+                    try:
+                        status = code = response.status
+                        data = await response.read()
+                    except BaseException:
+                        response.close()  # never return a half-read connection to the pool
+                        raise
+                    retry_after = response.headers.get("Retry-After")
+        except (aiohttp.ClientError, OSError, TimeoutError) as e:
+            code = None
+            raise _connection_error(method, path, e) from e
+        finally:
+            self._metrics.observe_request(method, self._host, code, self._clock.now() - start)
+        if not 200 <= status < 300:
+            raise _api_error(status, data, retry_after)
+        if not data:
+            return {}
+        try:
+            result = decode_json(data)
+        except orjson.JSONDecodeError as e:
+            raise ApiConnectionError(f"{method} {path}: the server's answer is not JSON") from e
+        if not isinstance(result, dict):
+            raise ApiConnectionError(f"{method} {path}: the server's answer is not an object")
+        return result
+
+    async def open_stream(self, path: str, params: Params) -> aiohttp.ClientResponse:
+        """Open a watch: a 200 response whose body is left to stream, or the mapped error."""
+        session = self.session()
+        headers = await self._prepare("GET", None)
+        url = self._base + path
+        start = self._clock.now()
+        code: int | None = None
+        response: aiohttp.ClientResponse | None = None
+        try:
+            async with asyncio.timeout(self._timeout):
+                response = await session.request(
+                    "GET", url, params=params, headers=headers, **self._request_options()
+                )
+                status = code = response.status
+                if status == 200:
+                    return response
+                data = await response.read()
+                retry_after = response.headers.get("Retry-After")
+                response.release()
+        except BaseException as e:
+            if response is not None:
+                response.close()
+            if isinstance(e, (aiohttp.ClientError, OSError, TimeoutError)):
+                code = None
+                raise _connection_error("GET", path, e) from e
+            raise
+        finally:
+            self._metrics.observe_request("GET", self._host, code, self._clock.now() - start)
+        raise _api_error(status, data, retry_after)
+
+
+def _parse_retry_after(value: str | None) -> float | None:
+    """``Retry-After`` in seconds (client-go reads only the delay-seconds form)."""
+    if not value:
+        return None
+    try:
+        seconds = float(value.strip())
+    except ValueError:
+        return None
+    return seconds if seconds >= 0 else None
+
+
+def _api_error(code: int, data: bytes, retry_after: str | None) -> ApiError:
+    status: Any = None
+    if data:
+        try:
+            status = orjson.loads(data)
+        except orjson.JSONDecodeError:
+            status = None
+    return api_error_from_status(
+        code, status if isinstance(status, dict) else None, _parse_retry_after(retry_after)
+    )
+
+
+def _connection_error(method: str, path: str, cause: BaseException) -> ApiConnectionError:
+    if isinstance(cause, TimeoutError) and not isinstance(cause, aiohttp.ClientError):
+        return ApiConnectionError(f"{method} {path}: timed out")
+    return ApiConnectionError(f"{method} {path}: {type(cause).__name__}: {cause}")

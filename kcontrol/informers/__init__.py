@@ -1,0 +1,78 @@
+"""Informers: watched, indexed, shared caches of Kubernetes objects (client-go ``tools/cache``).
+
+- :class:`Reflector` lists and watches one collection into a store, forever, recovering from
+  every failure (410 relists, 429/connection errors back off, silent watches are restarted).
+- :class:`IndexedStore` is the cache (:class:`Store` / :class:`Indexer`): objects by
+  ``namespace/name`` key, with a built-in ``namespace`` index and custom indexes.
+- :class:`SharedIndexInformer` runs a reflector into a cache and announces every change to
+  any number of event handlers (:class:`ResourceEventHandler`), each with its own buffer and
+  delivery task.
+- :class:`SharedInformerFactory` shares one informer per collection between controllers.
+- :class:`Lister` reads a cache by namespace, name, label selector or index.
+
+Objects are plain dicts shared between the cache and every reader: never mutate them.
+"""
+
+from kcontrol.informers._backoff import BackoffManager, ExponentialBackoff
+from kcontrol.informers._deltas import TransformFunc
+from kcontrol.informers._factory import SharedInformerFactory
+from kcontrol.informers._keys import (
+    DeletedFinalStateUnknown,
+    KeyFunc,
+    meta_namespace_key_func,
+    split_meta_namespace_key,
+)
+from kcontrol.informers._lister import LabelSelector, Lister
+from kcontrol.informers._processor import (
+    ResourceEventHandler,
+    ResourceEventHandlerFuncs,
+    ResourceEventHandlerRegistration,
+)
+from kcontrol.informers._reflector import (
+    Reflector,
+    ReflectorOptions,
+    ReflectorStore,
+    WatchErrorHandler,
+)
+from kcontrol.informers._shared_informer import (
+    MINIMUM_RESYNC_PERIOD,
+    SharedIndexInformer,
+    wait_for_cache_sync,
+)
+from kcontrol.informers._store import (
+    NAMESPACE_INDEX,
+    IndexedStore,
+    Indexer,
+    IndexFunc,
+    Store,
+    meta_namespace_index_func,
+)
+
+__all__ = [
+    "MINIMUM_RESYNC_PERIOD",
+    "NAMESPACE_INDEX",
+    "BackoffManager",
+    "DeletedFinalStateUnknown",
+    "ExponentialBackoff",
+    "IndexFunc",
+    "IndexedStore",
+    "Indexer",
+    "KeyFunc",
+    "LabelSelector",
+    "Lister",
+    "Reflector",
+    "ReflectorOptions",
+    "ReflectorStore",
+    "ResourceEventHandler",
+    "ResourceEventHandlerFuncs",
+    "ResourceEventHandlerRegistration",
+    "SharedIndexInformer",
+    "SharedInformerFactory",
+    "Store",
+    "TransformFunc",
+    "WatchErrorHandler",
+    "meta_namespace_index_func",
+    "meta_namespace_key_func",
+    "split_meta_namespace_key",
+    "wait_for_cache_sync",
+]

@@ -1,0 +1,159 @@
+"""Delta processing: apply what the reflector saw to the cache, then tell the handlers.
+
+client-go puts a ``DeltaFIFO`` between the reflector goroutine and the goroutine that updates
+the cache, because they are different threads. On one event loop that queue is not needed:
+the reflector calls :class:`DeltaProcessor` directly, and each call updates the indexer and
+hands the matching notification to the :class:`~kcontrol.informers._processor.SharedProcessor`
+(which only appends to per-handler buffers) before returning. So
+
+- the cache and the notifications change in exactly the order the server reported;
+- every notification is sent after the cache (and its indexes) already reflect it;
+- no deltas are kept anywhere: the only copy of an object is the one in the cache, and
+  handler buffers hold references to it.
+
+A relist (:meth:`DeltaProcessor.replace`) first sends a delete with a
+:class:`~kcontrol.informers.DeletedFinalStateUnknown` tombstone for every cached object the
+new list lacks, then an add or update for each listed object. An update whose
+resourceVersion did not change is a resync and reaches only the handlers whose resync is due.
+Long passes over the cache yield to the event loop every few hundred objects; each object is
+still applied and announced atomically.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import Any
+
+from kcontrol.client import Object
+from kcontrol.informers._keys import DeletedFinalStateUnknown, KeyFunc, meta_namespace_key_func
+from kcontrol.informers._processor import (
+    AddNotification,
+    DeleteNotification,
+    SharedProcessor,
+    UpdateNotification,
+)
+from kcontrol.informers._store import Indexer
+
+__all__ = ["DeltaProcessor", "TransformFunc"]
+
+TransformFunc = Callable[[Object], Object]
+"""Applied to every object before it is stored (and before handlers see it). It may return
+the object it got, changed in place (objects arrive freshly decoded and not yet shared), or a
+new one. Typical use: drop ``metadata.managedFields`` or a Secret's data to save memory."""
+
+CHUNK = 500
+"""Objects handled between two yields to the event loop in a relist or a resync."""
+
+
+def _resource_version(obj: Object) -> Any:
+    return obj.get("metadata", {}).get("resourceVersion")
+
+
+class DeltaProcessor:
+    """The informer's :class:`~kcontrol.informers._reflector.ReflectorStore`; see the module
+    docstring. ``has_synced`` becomes True (and ``on_synced`` is called) when the first
+    complete list has been applied."""
+
+    def __init__(
+        self,
+        indexer: Indexer,
+        processor: SharedProcessor,
+        *,
+        transform: TransformFunc | None = None,
+        key_func: KeyFunc = meta_namespace_key_func,
+        on_synced: Callable[[], object] | None = None,
+    ) -> None:
+        self._indexer = indexer
+        self._processor = processor
+        self.transform = transform
+        self._key_func = key_func
+        self._on_synced = on_synced
+        self._synced = False
+
+    @property
+    def has_synced(self) -> bool:
+        return self._synced
+
+    # -- ReflectorStore ----------------------------------------------------------------------
+
+    def add(self, obj: Object) -> None:
+        self._upsert(obj)
+
+    def update(self, obj: Object) -> None:
+        self._upsert(obj)
+
+    def delete(self, obj: Object) -> None:
+        if self.transform is not None:
+            obj = self.transform(obj)
+        if self._indexer.get(obj) is None:
+            return  # never cached (or already gone): nobody needs to hear about it
+        self._indexer.delete(obj)
+        self._processor.distribute(DeleteNotification(obj))
+
+    async def replace(self, items: list[Object], resource_version: str) -> None:
+        transform, key_func = self.transform, self._key_func
+        # Transform and key everything before touching the cache, so a failure leaves the
+        # cache as it was.
+        fresh: dict[str, Object] = {}
+        for item in items:
+            obj = item if transform is None else transform(item)
+            fresh[key_func(obj)] = obj
+
+        indexer, processor = self._indexer, self._processor
+        gone = [key for key in indexer.list_keys() if key not in fresh]
+        for count, key in enumerate(gone, 1):
+            old = indexer.get_by_key(key)
+            if old is not None:
+                indexer.delete(old)
+                processor.distribute(DeleteNotification(DeletedFinalStateUnknown(key, old)))
+            if count % CHUNK == 0:
+                await asyncio.sleep(0)
+
+        initial = not self._synced
+        for count, (key, obj) in enumerate(fresh.items(), 1):
+            old = indexer.get_by_key(key)
+            if old is None:
+                indexer.add(obj)
+                processor.distribute(AddNotification(obj, initial))
+            else:
+                indexer.update(obj)
+                processor.distribute(
+                    UpdateNotification(old, obj),
+                    is_sync=_resource_version(old) == _resource_version(obj),
+                )
+            if count % CHUNK == 0:
+                await asyncio.sleep(0)
+
+        if not self._synced:
+            self._synced = True
+            if self._on_synced is not None:
+                self._on_synced()
+
+    # -- resync ------------------------------------------------------------------------------
+
+    async def resync(self) -> None:
+        """Send ``update(obj, obj)`` for every cached object to the listeners due a resync."""
+        indexer, processor = self._indexer, self._processor
+        for count, key in enumerate(indexer.list_keys(), 1):
+            obj = indexer.get_by_key(key)  # the current state, even after a yield
+            if obj is not None:
+                processor.distribute(UpdateNotification(obj, obj), is_sync=True)
+            if count % CHUNK == 0:
+                await asyncio.sleep(0)
+
+    # -- internals ---------------------------------------------------------------------------
+
+    def _upsert(self, obj: Object) -> None:
+        if self.transform is not None:
+            obj = self.transform(obj)
+        old = self._indexer.get(obj)
+        if old is None:
+            self._indexer.add(obj)
+            self._processor.distribute(AddNotification(obj, False))
+        else:
+            self._indexer.update(obj)
+            self._processor.distribute(
+                UpdateNotification(old, obj),
+                is_sync=_resource_version(old) == _resource_version(obj),
+            )

@@ -1,0 +1,162 @@
+"""SharedInformerFactory: one informer per watched collection, shared by every controller.
+
+A port of client-go's ``informers.SharedInformerFactory``. Controllers ask the factory for
+the informers they need while they are being built; the factory hands every caller the same
+:class:`SharedIndexInformer` for the same (resource, namespace, label selector, field
+selector), so each collection is listed and watched once and cached once.
+
+Typical wiring::
+
+    factory = SharedInformerFactory(client, resync_period=0)
+    pods = factory.for_resource(PODS)
+    pods.add_event_handler(handler)
+    async with asyncio.TaskGroup() as tg:
+        tg.create_task(factory.run())          # client-go's factory.Start
+        await factory.wait_for_cache_sync()
+        ...
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import NamedTuple
+
+from kcontrol.client import Reader, Resource
+from kcontrol.clock import Clock
+from kcontrol.informers._deltas import TransformFunc
+from kcontrol.informers._lister import Lister
+from kcontrol.informers._reflector import ReflectorOptions
+from kcontrol.informers._shared_informer import SharedIndexInformer
+
+__all__ = ["SharedInformerFactory"]
+
+
+class _InformerKey(NamedTuple):
+    resource: Resource
+    namespace: str | None
+    label_selector: str | None
+    field_selector: str | None
+
+
+class SharedInformerFactory:
+    """Creates and runs shared informers; see the module docstring.
+
+    ``namespace`` restricts every informer of a namespaced resource (None: all namespaces);
+    ``resync_period`` is the informers' default handler resync period (seconds, 0: never);
+    ``transform`` is applied to every object of every informer before it is cached (it can
+    dispatch on ``obj["kind"]``, which is always set).
+    """
+
+    def __init__(
+        self,
+        client: Reader,
+        *,
+        namespace: str | None = None,
+        resync_period: float = 0.0,
+        transform: TransformFunc | None = None,
+        clock: Clock | None = None,
+        reflector_options: ReflectorOptions | None = None,
+    ) -> None:
+        self._client = client
+        self._namespace = namespace
+        self._resync_period = resync_period
+        self._transform = transform
+        self._clock = clock
+        self._reflector_options = reflector_options
+        self._informers: dict[_InformerKey, SharedIndexInformer] = {}
+        self._task_group: asyncio.TaskGroup | None = None
+        self._started = False
+
+    def for_resource(
+        self,
+        resource: Resource,
+        *,
+        namespace: str | None = None,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+    ) -> SharedIndexInformer:
+        """The shared informer for this collection, created on first request.
+
+        ``namespace`` defaults to the factory's. If the factory is running, a new informer
+        starts at once.
+        """
+        if not resource.namespaced:
+            namespace = None
+        elif namespace is None:
+            namespace = self._namespace
+        key = _InformerKey(resource, namespace, label_selector or None, field_selector or None)
+        informer = self._informers.get(key)
+        if informer is None:
+            informer = SharedIndexInformer(
+                self._client,
+                resource,
+                namespace=namespace,
+                label_selector=key.label_selector,
+                field_selector=key.field_selector,
+                resync_period=self._resync_period,
+                transform=self._transform,
+                clock=self._clock,
+                reflector_options=self._reflector_options,
+            )
+            self._informers[key] = informer
+            if self._task_group is not None:
+                self._start(informer)
+        return informer
+
+    def lister(
+        self,
+        resource: Resource,
+        *,
+        namespace: str | None = None,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+    ) -> Lister:
+        """A :class:`Lister` over :meth:`for_resource`'s informer."""
+        return self.for_resource(
+            resource,
+            namespace=namespace,
+            label_selector=label_selector,
+            field_selector=field_selector,
+        ).lister()
+
+    def informers(self) -> list[SharedIndexInformer]:
+        """Every informer created so far."""
+        return list(self._informers.values())
+
+    async def run(self) -> None:
+        """Run every informer created so far, and each one created later, until cancelled.
+
+        Informers that were already started elsewhere are left alone. Runs at most once.
+        """
+        if self._started:
+            raise RuntimeError("informer factory already started")
+        self._started = True
+        try:
+            async with asyncio.TaskGroup() as task_group:
+                self._task_group = task_group
+                for informer in self._informers.values():
+                    self._start(informer)
+                await asyncio.Event().wait()  # until cancelled
+        finally:
+            self._task_group = None
+
+    async def wait_for_cache_sync(self) -> dict[Resource, bool]:
+        """Wait until every informer created so far has synced (the factory must be running).
+
+        Returns, per resource, whether all its informers synced (False for an informer that
+        stopped first).
+        """
+        synced: dict[Resource, bool] = {}
+        for key, informer in list(self._informers.items()):
+            ok = await informer.wait_for_cache_sync()
+            synced[key.resource] = synced.get(key.resource, True) and ok
+        return synced
+
+    def _start(self, informer: SharedIndexInformer) -> None:
+        assert self._task_group is not None
+        if informer.has_started():
+            return
+        scope = f"{informer.namespace}/" if informer.namespace else ""
+        self._task_group.create_task(
+            informer.run(), name=f"informer {scope}{informer.resource.plural}"
+        )

@@ -1,0 +1,429 @@
+"""The reflector: keeps a store in step with the server by LIST then WATCH, forever.
+
+A port of client-go's ``tools/cache.Reflector``. One :meth:`Reflector.run` call lists the
+resource, replaces the store's content with the result, then watches from the list's
+resourceVersion and applies each event to the store, re-watching from the last seen
+resourceVersion whenever a watch ends. It returns only when cancelled.
+
+Which resourceVersion a LIST uses (as upstream):
+
+- the first list asks for ``"0"``: any recent state, served from the apiserver's watch cache;
+- later lists ask for the last synced resourceVersion ("no older than what we have seen"),
+  so a relist never travels back in time;
+- when a list answers 410 Gone / Expired or "too large resource version", the version is
+  marked unavailable and the list is retried at once with ``""`` (a quorum read).
+
+A watch that ends with 410 Gone leads to a relist from the last synced version (upstream
+does not drop the version here: a LIST at it returns data at least that fresh, from the
+watch cache; only if that LIST is refused too does the reflector fall back to ``""``).
+
+Paging follows client-go's pager: pages of ``page_size`` (500) for lists at ``"0"`` and
+``""``; lists pinned to an exact resourceVersion are not paged, so the watch cache can serve
+them, unless the first ``"0"`` list came back paged (then the server has no watch cache for
+this resource and paging is kept). An explicit ``ReflectorOptions.page_size`` always applies.
+If a continue token expires mid-list, the list is redone in one piece at the same version.
+
+Failures never end :meth:`Reflector.run`; every one is logged and retried:
+
+- 429 Too Many Requests (including "storage is (re)initializing") and connection errors on
+  a watch: back off, honouring ``Retry-After``, and re-watch from the last version, no relist;
+- a watch that the server closes after less than a second without a single event counts as
+  a failure: back off, then re-watch;
+- a watch with no event at all (bookmarks included) for ``watch_inactivity_timeout``
+  (default 70 s, just over the apiserver's ~60 s bookmark interval) is presumed dead - a
+  half-open TCP connection - and is abandoned and re-opened from the last version;
+- anything else (a failed LIST, 410 on a watch, 403, 500, a bug): back off, then list again.
+
+Backoff is :class:`~kcontrol.informers.ExponentialBackoff` with client-go's reflector
+settings: 0.8 s doubling to a 30 s base, +[0, 100 %) jitter, reset after 2 min without a
+failure.
+
+Streaming list (``ReflectorOptions.use_watch_list``, off by default): instead of a LIST the
+reflector opens a watch with ``sendInitialEvents=true`` and
+``resourceVersionMatch=NotOlderThan``, collects the synthetic ADDED events until the BOOKMARK
+annotated ``k8s.io/initial-events-end: "true"``, replaces the store with them and keeps
+using the same stream as its watch. If the stream fails before that bookmark, the reflector
+falls back to a plain LIST for that cycle. It is off by default because it needs server and
+client support (Kubernetes >= 1.32 and a client that passes ``send_initial_events``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import structlog
+
+from kcontrol.client import Object, Reader, Resource, WatchEvent
+from kcontrol.clock import Clock, RealClock
+from kcontrol.errors import (
+    ApiConnectionError,
+    ApiError,
+    TooManyRequests,
+    api_error_from_status,
+    is_resource_expired,
+)
+from kcontrol.informers._backoff import BackoffManager, ExponentialBackoff
+from kcontrol.informers._keys import meta_namespace_key_func
+from kcontrol.informers._watchdog import InactivityTimeout, InactivityTimeoutError
+
+__all__ = ["Reflector", "ReflectorOptions", "ReflectorStore", "WatchErrorHandler"]
+
+_log = structlog.get_logger("kcontrol.informers.reflector")
+
+DEFAULT_PAGE_SIZE = 500
+INITIAL_EVENTS_END_ANNOTATION = "k8s.io/initial-events-end"
+SHORT_WATCH = 1.0
+"""A watch closed by the server sooner than this (seconds) with no events is a failure."""
+MAX_RETRY_AFTER = 120.0
+"""Longest ``Retry-After`` (seconds) honoured; protects against a bogus proxy header."""
+
+WatchErrorHandler = Callable[[Exception], object]
+"""Called with every error that ends a LIST or a watch, before the reflector backs off and
+retries. For visibility only; must return quickly."""
+
+
+class ReflectorStore(Protocol):
+    """Where a reflector writes: the informer's delta processor, or anything else.
+
+    ``add``/``update``/``delete`` receive watch events in server order. ``replace`` receives a
+    complete LIST (or streamed initial state) and the resourceVersion it was taken at.
+    """
+
+    def add(self, obj: Object) -> None: ...
+
+    def update(self, obj: Object) -> None: ...
+
+    def delete(self, obj: Object) -> None: ...
+
+    async def replace(self, items: list[Object], resource_version: str) -> None: ...
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ReflectorOptions:
+    """Tuning knobs of a :class:`Reflector`; the defaults are client-go's."""
+
+    page_size: int | None = None
+    """LIST ``limit``. ``None``: 500 with client-go's pager rules (see the module docstring);
+    an int: always that size; ``0``: never page."""
+    min_watch_timeout: float = 300.0
+    """Each watch asks the server to end it after a random ``[min, 2*min)`` seconds."""
+    watch_inactivity_timeout: float = 70.0
+    """Abandon a watch that delivered nothing (not even a bookmark) for this long."""
+    use_watch_list: bool = False
+    """Fetch the initial state with a streaming list instead of LIST (falls back on error)."""
+    name: str = ""
+    """Shown in logs; defaults to the resource and namespace."""
+
+
+@dataclass(slots=True)
+class _Stream:
+    """Book-keeping for one watch request."""
+
+    initial_events: bool
+    """True while this stream is delivering a streaming list's initial state."""
+    events: int = 0
+
+
+class _InitialEventsIncompleteError(Exception):
+    """A streaming list ended before its initial-events-end bookmark."""
+
+
+class Reflector:
+    """Lists and watches ``resource`` into ``store``; see the module docstring."""
+
+    def __init__(
+        self,
+        reader: Reader,
+        resource: Resource,
+        store: ReflectorStore,
+        *,
+        namespace: str | None = None,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+        options: ReflectorOptions | None = None,
+        clock: Clock | None = None,
+        backoff: BackoffManager | None = None,
+        watch_error_handler: WatchErrorHandler | None = None,
+        rng: random.Random | None = None,
+    ) -> None:
+        self._reader = reader
+        self._resource = resource
+        self._store = store
+        self._namespace = namespace if resource.namespaced else None
+        self._label_selector = label_selector
+        self._field_selector = field_selector
+        self._options = options or ReflectorOptions()
+        self._clock: Clock = clock or RealClock()
+        self._backoff = backoff or ExponentialBackoff(self._clock)
+        self._watch_error_handler = watch_error_handler
+        self._rng = rng or random.Random()
+        self._log = _log.bind(
+            reflector=self._options.name
+            or (f"{resource.plural}/{self._namespace}" if self._namespace else resource.plural)
+        )
+        # The version of the newest state applied to the store ("" before the first list).
+        self._last_sync_rv = ""
+        # True after the server refused _last_sync_rv as expired or too large: the next list
+        # or streaming list must use "" (a quorum read) to make progress.
+        self._rv_unavailable = False
+        # True once a list at "0" came back paged: the server does not serve this resource
+        # from its watch cache, so later pinned lists are paged too.
+        self._paginated_result = False
+
+    @property
+    def last_sync_resource_version(self) -> str:
+        """The resourceVersion of the newest list, event or bookmark applied to the store."""
+        return self._last_sync_rv
+
+    async def run(self) -> None:
+        """List and watch until cancelled. Never returns otherwise, never raises otherwise."""
+        self._log.debug("reflector starting")
+        while True:
+            error: Exception | None = None
+            try:
+                await self._list_and_watch()
+            except asyncio.CancelledError:
+                raise
+            except Exception as err:
+                error = err
+                self._report(err, "list and watch failed")
+            await self._back_off(error)
+
+    # -- list --------------------------------------------------------------------------------
+
+    async def _list_and_watch(self) -> None:
+        """One cycle: get the full state, then watch until a relist is needed."""
+        if self._options.use_watch_list:
+            await self._watch_loop(_Stream(initial_events=True))
+        else:
+            await self._list()
+            await self._watch_loop(_Stream(initial_events=False))
+
+    def _relist_resource_version(self) -> str:
+        if self._rv_unavailable:
+            return ""
+        return self._last_sync_rv or "0"
+
+    async def _list(self) -> None:
+        resource_version = self._relist_resource_version()
+        try:
+            items, list_rv, paginated = await self._list_pages(resource_version)
+        except Exception as err:
+            if not is_resource_expired(err):
+                raise
+            self._log.info("list at resourceVersion refused, relisting", rv=resource_version)
+            self._rv_unavailable = True
+            resource_version = self._relist_resource_version()
+            items, list_rv, paginated = await self._list_pages(resource_version)
+        if resource_version == "0" and paginated:
+            self._paginated_result = True
+        self._rv_unavailable = False
+        self._complete_type_meta(items)
+        await self._store.replace(items, list_rv)
+        self._last_sync_rv = list_rv
+        self._log.debug("list synced", items=len(items), rv=list_rv)
+
+    def _page_limit(self, resource_version: str) -> int | None:
+        size = self._options.page_size
+        if size is not None:
+            return size or None
+        if resource_version in ("", "0") or self._paginated_result:
+            return DEFAULT_PAGE_SIZE
+        return None
+
+    async def _list_pages(self, resource_version: str) -> tuple[list[Object], str, bool]:
+        """All pages of one LIST: ``(items, resourceVersion, was_paged)``."""
+        limit = self._page_limit(resource_version)
+        items: list[Object] = []
+        continue_token: str | None = None
+        paginated = False
+        while True:
+            try:
+                page = await self._reader.list(
+                    self._resource,
+                    namespace=self._namespace,
+                    label_selector=self._label_selector,
+                    field_selector=self._field_selector,
+                    resource_version=None if continue_token else resource_version,
+                    limit=limit,
+                    continue_=continue_token,
+                )
+            except Exception as err:
+                if not (continue_token and is_resource_expired(err)):
+                    raise
+                # The continue token outlived etcd's compaction window: redo the whole list
+                # in one request at the version we asked for.
+                self._log.info("list continuation expired, listing in one piece")
+                page = await self._reader.list(
+                    self._resource,
+                    namespace=self._namespace,
+                    label_selector=self._label_selector,
+                    field_selector=self._field_selector,
+                    resource_version=resource_version,
+                )
+                metadata = page.get("metadata") or {}
+                return page.get("items") or [], metadata.get("resourceVersion", ""), paginated
+            items.extend(page.get("items") or [])
+            metadata = page.get("metadata") or {}
+            continue_token = metadata.get("continue") or None
+            if continue_token is None:
+                return items, metadata.get("resourceVersion", ""), paginated
+            paginated = True
+
+    def _complete_type_meta(self, items: list[Object]) -> None:
+        """LIST items carry no kind/apiVersion; fill them in so cached objects look alike."""
+        kind, api_version = self._resource.kind, self._resource.api_version
+        for item in items:
+            if "kind" not in item:
+                item["kind"] = kind
+            if "apiVersion" not in item:
+                item["apiVersion"] = api_version
+
+    # -- watch -------------------------------------------------------------------------------
+
+    async def _watch_loop(self, stream: _Stream) -> None:
+        """Watch, re-watching as needed. Returns when a relist is needed; raises on errors
+        that need one after a backoff."""
+        while True:
+            start = self._clock.now()
+            try:
+                await self._watch(stream)
+            except asyncio.CancelledError:
+                raise
+            except Exception as err:
+                if stream.initial_events:
+                    self._report(err, "streaming list failed, falling back to LIST")
+                    if is_resource_expired(err):
+                        self._rv_unavailable = True
+                    await self._list()
+                elif is_resource_expired(err):
+                    self._log.info("watch expired, relisting", error=str(err))
+                    self._notify_error(err)
+                    return
+                elif isinstance(err, InactivityTimeoutError):
+                    self._report(err, "watch silent for too long, restarting it")
+                elif isinstance(err, TooManyRequests | ApiConnectionError | OSError):
+                    # OSError: a connection failure the client did not translate.
+                    self._report(err, "watch failed, backing off")
+                    await self._back_off(err)
+                else:
+                    raise
+            else:
+                if stream.events == 0 and self._clock.now() - start < SHORT_WATCH:
+                    self._log.warning("very short watch: closed within a second, no events")
+                    await self._back_off(None)
+            stream = _Stream(initial_events=False)
+
+    async def _watch(self, stream: _Stream) -> None:
+        """One watch request, applied event by event to the store until it ends."""
+        timeout = int(self._options.min_watch_timeout * (self._rng.random() + 1.0))
+        extra: dict[str, Any] = {}
+        if stream.initial_events:
+            extra = {"send_initial_events": True, "resource_version_match": "NotOlderThan"}
+            resource_version = "" if self._rv_unavailable else self._last_sync_rv
+        else:
+            resource_version = self._last_sync_rv
+        initial: dict[str, Object] = {}
+        watchdog = InactivityTimeout(self._clock, self._options.watch_inactivity_timeout)
+        request = self._reader.watch(
+            self._resource,
+            namespace=self._namespace,
+            label_selector=self._label_selector,
+            field_selector=self._field_selector,
+            resource_version=resource_version,
+            timeout_seconds=timeout,
+            allow_watch_bookmarks=True,
+            **extra,
+        )
+        # The watchdog also covers opening the request: a half-open connection can hang there.
+        async with watchdog, request as events:
+            async for event in events:
+                watchdog.kick()
+                stream.events += 1
+                if event[0] == "ERROR":  # clients raise these themselves; be safe anyway
+                    status = event[1]
+                    raise api_error_from_status(int(status.get("code") or 500), status)
+                if stream.initial_events:
+                    if self._collect_initial_event(event, initial):
+                        await self._finish_initial_events(initial, event)
+                        stream.initial_events = False
+                        initial = {}
+                        watchdog.kick()
+                else:
+                    self._apply(event)
+        if stream.initial_events:
+            raise _InitialEventsIncompleteError(
+                "the stream ended before the initial-events-end bookmark"
+            )
+
+    def _apply(self, event: WatchEvent) -> None:
+        kind, obj = event
+        try:
+            if kind == "ADDED":
+                self._store.add(obj)
+            elif kind == "MODIFIED":
+                self._store.update(obj)
+            elif kind == "DELETED":
+                self._store.delete(obj)
+            elif kind != "BOOKMARK":
+                self._log.warning("ignoring watch event of unknown type", type=kind)
+                return
+        except Exception:
+            # Upstream drops an event the store refuses and keeps going.
+            self._log.exception("store rejected a watch event", type=kind)
+        resource_version = (obj.get("metadata") or {}).get("resourceVersion")
+        if resource_version:
+            self._last_sync_rv = resource_version
+
+    def _collect_initial_event(self, event: WatchEvent, initial: dict[str, Object]) -> bool:
+        """Fold one event of a streaming list's initial state into ``initial``; True at the
+        bookmark that ends it."""
+        kind, obj = event
+        if kind == "BOOKMARK":
+            annotations = (obj.get("metadata") or {}).get("annotations") or {}
+            return bool(annotations.get(INITIAL_EVENTS_END_ANNOTATION) == "true")
+        key = meta_namespace_key_func(obj)
+        if kind == "DELETED":
+            initial.pop(key, None)
+        else:
+            initial[key] = obj
+        return False
+
+    async def _finish_initial_events(
+        self, initial: dict[str, Object], bookmark: WatchEvent
+    ) -> None:
+        resource_version = (bookmark.object.get("metadata") or {}).get("resourceVersion", "")
+        items = list(initial.values())
+        self._rv_unavailable = False
+        await self._store.replace(items, resource_version)
+        self._last_sync_rv = resource_version
+        self._log.debug("streaming list synced", items=len(items), rv=resource_version)
+
+    # -- failures ----------------------------------------------------------------------------
+
+    async def _back_off(self, error: BaseException | None) -> None:
+        delay = self._backoff.next_delay()
+        if isinstance(error, ApiError) and error.retry_after:
+            delay = max(delay, min(error.retry_after, MAX_RETRY_AFTER))
+        await self._clock.sleep(delay)
+
+    def _report(self, error: Exception, message: str) -> None:
+        if isinstance(error, TooManyRequests | ApiConnectionError | OSError):
+            self._log.warning(message, error=str(error))
+        elif isinstance(error, ApiError):
+            self._log.warning(message, error=str(error), code=error.code, reason=error.reason)
+        else:
+            self._log.error(message, exc_info=error)
+        self._notify_error(error)
+
+    def _notify_error(self, error: Exception) -> None:
+        if self._watch_error_handler is None:
+            return
+        try:
+            self._watch_error_handler(error)
+        except Exception:
+            self._log.exception("watch error handler failed")

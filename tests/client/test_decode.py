@@ -1,0 +1,113 @@
+from __future__ import annotations
+
+import gc
+from datetime import UTC, datetime
+from types import MappingProxyType
+
+import orjson
+import pytest
+
+from kcontrol.client._decode import GC_PAUSE_THRESHOLD, LineSplitter, decode_json, encode_json
+from kcontrol.client._watch import parse_event
+from kcontrol.errors import ApiConnectionError, Gone, InternalError, TooManyRequests
+
+
+@pytest.mark.parametrize(
+    ("chunks", "lines", "tail"),
+    [
+        pytest.param([b'{"a":1}\n'], [b'{"a":1}'], None, id="one-line"),
+        pytest.param([b"a\nb\n"], [b"a", b"b"], None, id="two-lines-one-chunk"),
+        pytest.param([b"ab", b"c\nd", b"e\n"], [b"abc", b"de"], None, id="split-lines"),
+        pytest.param([b"a\n\n\r\n", b"b\n"], [b"a", b"b"], None, id="blank-lines-skipped"),
+        pytest.param([b"a\nbc"], [b"a"], b"bc", id="unterminated-tail"),
+        pytest.param([b"\n", b"x", b"", b"y"], [], b"xy", id="empty-chunk"),
+    ],
+)
+def test_line_splitter(chunks: list[bytes], lines: list[bytes], tail: bytes | None) -> None:
+    splitter = LineSplitter()
+    got: list[bytes] = []
+    for chunk in chunks:
+        got.extend(splitter.feed(chunk))
+    assert got == lines
+    assert splitter.flush() == tail
+
+
+def test_line_splitter_has_no_length_limit() -> None:
+    big = b"x" * (1 << 20)
+    splitter = LineSplitter()
+    out: list[bytes] = []
+    for i in range(0, len(big), 1000):
+        out.extend(splitter.feed(big[i : i + 1000]))
+    assert out == []
+    assert splitter.pending() == len(big)
+    assert splitter.feed(b"\n") == [big]
+
+
+@pytest.mark.parametrize("size", [10, GC_PAUSE_THRESHOLD + 10], ids=["small", "large"])
+def test_decode_json_restores_gc(size: int) -> None:
+    doc = {"items": [{"name": "x" * 50}] * (size // 60 + 1)}
+    data = orjson.dumps(doc)
+    assert gc.isenabled()
+    assert decode_json(data) == doc
+    assert gc.isenabled()
+
+
+def test_decode_json_keeps_gc_disabled_if_it_was() -> None:
+    gc.disable()
+    try:
+        decode_json(orjson.dumps({"a": "b" * GC_PAUSE_THRESHOLD}))
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+
+
+def test_encode_json_accepts_mappings_and_datetimes() -> None:
+    when = datetime(2026, 1, 2, 3, 4, 5, 123456, tzinfo=UTC)
+    naive = datetime(2026, 1, 2, 3, 4, 5)
+    body = {"meta": MappingProxyType({"a": 1}), "t": when, "n": naive, "tags": ("x",)}
+    assert orjson.loads(encode_json(body)) == {
+        "meta": {"a": 1},
+        "t": "2026-01-02T03:04:05.123456Z",
+        "n": "2026-01-02T03:04:05Z",
+        "tags": ["x"],
+    }
+    with pytest.raises(TypeError):
+        encode_json({"x": object()})
+
+
+def test_parse_event_ok() -> None:
+    ev = parse_event(b'{"type":"MODIFIED","object":{"kind":"Pod","metadata":{"name":"a"}}}')
+    assert ev.type == "MODIFIED"
+    assert ev.object == {"kind": "Pod", "metadata": {"name": "a"}}
+
+
+@pytest.mark.parametrize(
+    ("status", "error"),
+    [
+        pytest.param(
+            {"kind": "Status", "code": 410, "reason": "Expired", "message": "too old"},
+            Gone,
+            id="410-expired",
+        ),
+        pytest.param({"kind": "Status", "code": 410, "reason": "Gone"}, Gone, id="410-gone"),
+        pytest.param({"kind": "Status", "code": 429}, TooManyRequests, id="429"),
+        pytest.param({"kind": "Status"}, InternalError, id="no-code"),
+    ],
+)
+def test_parse_event_error_frames(status: dict[str, object], error: type[Exception]) -> None:
+    with pytest.raises(error):
+        parse_event(orjson.dumps({"type": "ERROR", "object": status}))
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        pytest.param(b'{"type":"ADDED","obj', id="truncated"),
+        pytest.param(b"[1,2]", id="not-an-object"),
+        pytest.param(b'{"type":"SPLIT","object":{}}', id="unknown-type"),
+        pytest.param(b'{"type":"ADDED","object":"x"}', id="object-not-a-dict"),
+    ],
+)
+def test_parse_event_rejects_garbage(line: bytes) -> None:
+    with pytest.raises(ApiConnectionError):
+        parse_event(line)

@@ -1,0 +1,542 @@
+"""ApiClient against a local aiohttp server: requests sent, answers decoded, failures mapped."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+from typing import Any
+
+import aiohttp
+import pytest
+from aiohttp import web
+from client_fakes import FakeApiServer, json_response, status_body
+from prometheus_client import CollectorRegistry
+
+from kcontrol.client import (
+    DEPLOYMENTS,
+    NAMESPACES,
+    PODS,
+    ApiClient,
+    Client,
+    ClientConfig,
+    PatchType,
+    StaticTokenAuth,
+)
+from kcontrol.clock import FakeClock
+from kcontrol.errors import (
+    AlreadyExists,
+    ApiConnectionError,
+    ApiError,
+    Conflict,
+    Forbidden,
+    Gone,
+    InternalError,
+    Invalid,
+    NotFound,
+    ServiceUnavailable,
+    TooManyRequests,
+    Unauthorized,
+)
+
+POD_PATH = "/api/v1/namespaces/ns/pods"
+
+
+def pod(name: str, **extra: Any) -> dict[str, Any]:
+    return {"metadata": {"name": name, "namespace": "ns"}, **extra}
+
+
+def test_api_client_satisfies_the_client_protocol() -> None:
+    def check(c: ApiClient) -> Client:
+        return c  # mypy verifies the structural match
+
+    assert check is not None
+
+
+# ---------------------------------------------------------------------- reads
+
+
+async def test_get_sends_user_agent_and_token(api: FakeApiServer, client: ApiClient) -> None:
+    api.respond("GET", f"{POD_PATH}/a", {"kind": "Pod", "metadata": {"name": "a"}})
+    assert await client.get(PODS, "a", namespace="ns") == {"kind": "Pod", "metadata": {"name": "a"}}
+    sent = api.requests[-1]
+    assert sent.headers["Authorization"] == "Bearer s3cret"
+    assert sent.headers["User-Agent"].startswith("kcontrol/")
+    assert sent.headers["Accept"] == "application/json"
+
+
+async def test_custom_user_agent(api: FakeApiServer, registry: CollectorRegistry) -> None:
+    async with ApiClient(
+        ClientConfig(host=api.url), qps=0, user_agent="my-controller/1.2", registry=registry
+    ) as c:
+        await c.get(NAMESPACES, "default")
+    assert api.requests[-1].headers["User-Agent"] == "my-controller/1.2"
+    assert "Authorization" not in api.requests[-1].headers
+    assert api.requests[-1].path == "/api/v1/namespaces/default"
+
+
+async def test_get_subresource_and_group_paths(api: FakeApiServer, client: ApiClient) -> None:
+    echo = await client.get(DEPLOYMENTS, "web", namespace="ns", subresource="scale")
+    assert echo["path"] == "/apis/apps/v1/namespaces/ns/deployments/web/scale"
+
+
+async def test_namespaced_get_without_namespace_is_rejected(client: ApiClient) -> None:
+    with pytest.raises(ValueError, match="namespace"):
+        await client.get(PODS, "a")
+
+
+async def test_list_sends_query_parameters(api: FakeApiServer, client: ApiClient) -> None:
+    echo = await client.list(
+        PODS,
+        namespace="ns",
+        label_selector="app=web,tier!=db",
+        field_selector="spec.nodeName=n1",
+        resource_version="0",
+        resource_version_match="NotOlderThan",
+        limit=50,
+        continue_="tok",
+    )
+    assert echo["path"] == POD_PATH
+    assert echo["query"] == {
+        "labelSelector": "app=web,tier!=db",
+        "fieldSelector": "spec.nodeName=n1",
+        "resourceVersion": "0",
+        "resourceVersionMatch": "NotOlderThan",
+        "limit": "50",
+        "continue": "tok",
+    }
+
+
+async def test_list_across_namespaces_fills_item_type_meta(
+    api: FakeApiServer, client: ApiClient
+) -> None:
+    api.respond(
+        "GET",
+        "/api/v1/pods",
+        {
+            "kind": "PodList",
+            "metadata": {"resourceVersion": "7"},
+            "items": [pod("a"), {"kind": "Pod", "apiVersion": "v1", **pod("b")}],
+        },
+    )
+    result = await client.list(PODS)
+    assert [(i["apiVersion"], i["kind"]) for i in result["items"]] == [("v1", "Pod")] * 2
+    assert result["metadata"]["resourceVersion"] == "7"
+
+
+def paged_handler(api: FakeApiServer, total: int, expire_after: int | None = None) -> None:
+    """LIST of ``total`` pods honouring limit/continue; the continue token after
+    ``expire_after`` pages answers 410."""
+    pods = [pod(f"p{i}") for i in range(total)]
+
+    async def handler(request: web.Request) -> web.StreamResponse:
+        limit = int(request.query.get("limit", "0"))
+        start = int(request.query.get("continue", "0"))
+        if expire_after is not None and start >= expire_after:
+            return json_response(status_body(410, "Expired", "continue token expired"), 410)
+        end = start + limit if limit else total
+        meta: dict[str, Any] = {"resourceVersion": "100"}
+        if end < total:
+            meta["continue"] = str(end)
+            meta["remainingItemCount"] = total - end
+        return json_response({"kind": "PodList", "metadata": meta, "items": pods[start:end]})
+
+    api.route("GET", POD_PATH, handler)
+
+
+async def test_list_all_follows_continue(api: FakeApiServer, client: ApiClient) -> None:
+    paged_handler(api, total=5)
+    items, rv = await client.list_all(
+        PODS, namespace="ns", label_selector="a=b", resource_version="0", page_size=2
+    )
+    assert [i["metadata"]["name"] for i in items] == [f"p{i}" for i in range(5)]
+    assert all(i["kind"] == "Pod" for i in items)
+    assert rv == "100"
+    queries = [r.query for r in api.requests]
+    assert queries == [
+        {"labelSelector": "a=b", "resourceVersion": "0", "limit": "2"},
+        {"labelSelector": "a=b", "limit": "2", "continue": "2"},
+        {"labelSelector": "a=b", "limit": "2", "continue": "4"},
+    ]
+
+
+async def test_list_all_default_page_size(api: FakeApiServer, client: ApiClient) -> None:
+    paged_handler(api, total=3)
+    items, _ = await client.list_all(PODS, namespace="ns")
+    assert len(items) == 3
+    assert api.requests[0].query == {"limit": "500"}
+
+
+async def test_list_all_relists_unpaged_when_continue_expires(
+    api: FakeApiServer, client: ApiClient
+) -> None:
+    paged_handler(api, total=5, expire_after=2)
+    items, rv = await client.list_all(PODS, namespace="ns", page_size=2)
+    assert [i["metadata"]["name"] for i in items] == [f"p{i}" for i in range(5)]
+    assert rv == "100"
+    assert [r.query for r in api.requests] == [{"limit": "2"}, {"limit": "2", "continue": "2"}, {}]
+
+
+async def test_list_all_first_page_gone_propagates(api: FakeApiServer, client: ApiClient) -> None:
+    api.respond("GET", POD_PATH, status_body(410, "Expired"), status=410)
+    with pytest.raises(Gone):
+        await client.list_all(PODS, namespace="ns", resource_version="5")
+
+
+# ---------------------------------------------------------------------- writes
+
+
+async def test_create_uses_the_object_namespace(api: FakeApiServer, client: ApiClient) -> None:
+    echo = await client.create(PODS, pod("a", spec={"x": 1}))
+    assert (echo["method"], echo["path"]) == ("POST", POD_PATH)
+    assert echo["body"] == pod("a", spec={"x": 1})
+    assert echo["contentType"] == "application/json"
+    echo = await client.create(PODS, {"metadata": {"name": "b"}}, namespace="other")
+    assert echo["path"] == "/api/v1/namespaces/other/pods"
+
+
+async def test_create_namespaced_without_namespace_is_rejected(client: ApiClient) -> None:
+    with pytest.raises(ValueError, match="namespace"):
+        await client.create(PODS, {"metadata": {"name": "a"}})
+
+
+async def test_create_cluster_scoped(client: ApiClient) -> None:
+    echo = await client.create(NAMESPACES, {"metadata": {"name": "n", "namespace": "ignored"}})
+    assert echo["path"] == "/api/v1/namespaces"
+
+
+async def test_update_and_update_status(client: ApiClient) -> None:
+    obj = pod("a", status={"phase": "Running"})
+    obj["metadata"]["resourceVersion"] = "12"
+    echo = await client.update(PODS, obj)
+    assert (echo["method"], echo["path"], echo["body"]) == ("PUT", f"{POD_PATH}/a", obj)
+    echo = await client.update_status(PODS, obj)
+    assert (echo["method"], echo["path"]) == ("PUT", f"{POD_PATH}/a/status")
+    with pytest.raises(ValueError, match=r"metadata\.name"):
+        await client.update(PODS, {"metadata": {"namespace": "ns"}})
+
+
+@pytest.mark.parametrize(
+    ("patch_type", "patch", "content_type"),
+    [
+        (PatchType.MERGE, {"metadata": {"labels": {"a": "b"}}}, "application/merge-patch+json"),
+        (
+            PatchType.STRATEGIC,
+            {"spec": {"containers": [{"name": "c", "image": "i"}]}},
+            "application/strategic-merge-patch+json",
+        ),
+        (
+            PatchType.JSON,
+            [{"op": "replace", "path": "/spec/replicas", "value": 3}],
+            "application/json-patch+json",
+        ),
+    ],
+    ids=["merge", "strategic", "json"],
+)
+async def test_patch_content_types(
+    client: ApiClient, patch_type: PatchType, patch: Any, content_type: str
+) -> None:
+    echo = await client.patch(PODS, "a", patch, namespace="ns", patch_type=patch_type)
+    assert (echo["method"], echo["path"]) == ("PATCH", f"{POD_PATH}/a")
+    assert echo["contentType"] == content_type
+    assert echo["body"] == patch
+    assert echo["query"] == {}
+
+
+async def test_patch_status_subresource_with_bytes(client: ApiClient) -> None:
+    echo = await client.patch(
+        PODS, "a", b'{"status":{"phase":"Failed"}}', namespace="ns", subresource="status"
+    )
+    assert echo["path"] == f"{POD_PATH}/a/status"
+    assert echo["body"] == {"status": {"phase": "Failed"}}
+
+
+async def test_apply_patch(client: ApiClient) -> None:
+    cfg = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "a", "labels": {"x": "y"}}}
+    echo = await client.patch(
+        PODS,
+        "a",
+        cfg,
+        namespace="ns",
+        patch_type=PatchType.APPLY,
+        field_manager="kcontrol-test",
+        force=True,
+    )
+    assert echo["contentType"] == "application/apply-patch+yaml"
+    assert echo["body"] == cfg
+    assert echo["query"] == {"fieldManager": "kcontrol-test", "force": "true"}
+
+
+async def test_apply_patch_requires_field_manager(api: FakeApiServer, client: ApiClient) -> None:
+    with pytest.raises(ValueError, match="field_manager"):
+        await client.patch(PODS, "a", {}, namespace="ns", patch_type=PatchType.APPLY)
+    assert api.requests == []
+
+
+async def test_delete_with_options(api: FakeApiServer, client: ApiClient) -> None:
+    echo = await client.delete(
+        PODS,
+        "a",
+        namespace="ns",
+        preconditions={"uid": "u-1", "resourceVersion": "9"},
+        propagation_policy="Foreground",
+        grace_period_seconds=0,
+    )
+    assert (echo["method"], echo["path"]) == ("DELETE", f"{POD_PATH}/a")
+    assert echo["contentType"] == "application/json"
+    assert echo["body"] == {
+        "kind": "DeleteOptions",
+        "apiVersion": "v1",
+        "preconditions": {"uid": "u-1", "resourceVersion": "9"},
+        "propagationPolicy": "Foreground",
+        "gracePeriodSeconds": 0,
+    }
+
+
+async def test_delete_without_options_has_no_body(api: FakeApiServer, client: ApiClient) -> None:
+    echo = await client.delete(NAMESPACES, "gone")
+    assert echo["body"] is None
+    assert api.requests[-1].body == b""
+
+
+# ---------------------------------------------------------------------- errors
+
+
+@pytest.mark.parametrize(
+    ("code", "body", "headers", "error", "retry_after"),
+    [
+        pytest.param(404, status_body(404, "NotFound"), None, NotFound, None, id="404"),
+        pytest.param(409, status_body(409, "Conflict"), None, Conflict, None, id="409-conflict"),
+        pytest.param(409, status_body(409, "AlreadyExists"), None, AlreadyExists, None, id="409"),
+        pytest.param(410, status_body(410, "Expired"), None, Gone, None, id="410"),
+        pytest.param(422, status_body(422, "Invalid"), None, Invalid, None, id="422"),
+        pytest.param(
+            429,
+            status_body(429, "TooManyRequests", details={"retryAfterSeconds": 1}),
+            {"Retry-After": "3"},
+            TooManyRequests,
+            3.0,
+            id="429-header",
+        ),
+        pytest.param(
+            429,
+            status_body(429, "TooManyRequests", details={"retryAfterSeconds": 2}),
+            None,
+            TooManyRequests,
+            2.0,
+            id="429-details",
+        ),
+        pytest.param(403, status_body(403, "Forbidden"), None, Forbidden, None, id="403"),
+        pytest.param(401, status_body(401, "Unauthorized"), None, Unauthorized, None, id="401"),
+        pytest.param(500, status_body(500, "InternalError"), None, InternalError, None, id="500"),
+        pytest.param(
+            503,
+            b"<html>upstream down</html>",
+            {"Retry-After": "junk"},
+            ServiceUnavailable,
+            None,
+            id="503-not-json",
+        ),
+        pytest.param(418, b"", None, ApiError, None, id="unknown-code"),
+    ],
+)
+async def test_error_mapping(
+    api: FakeApiServer,
+    client: ApiClient,
+    code: int,
+    body: Any,
+    headers: dict[str, str] | None,
+    error: type[ApiError],
+    retry_after: float | None,
+) -> None:
+    api.respond("GET", f"{POD_PATH}/a", body, status=code, headers=headers)
+    with pytest.raises(error) as info:
+        await client.get(PODS, "a", namespace="ns")
+    assert type(info.value) is error
+    assert info.value.code == code
+    assert info.value.retry_after == retry_after
+    if isinstance(body, dict):
+        assert info.value.message == body["message"]
+
+
+async def test_connection_refused(registry: CollectorRegistry) -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    async with ApiClient(
+        ClientConfig(host=f"http://127.0.0.1:{port}"), qps=0, registry=registry
+    ) as c:
+        with pytest.raises(ApiConnectionError) as info:
+            await c.get(NAMESPACES, "x")
+    assert isinstance(info.value.__cause__, aiohttp.ClientConnectionError)
+
+
+async def test_request_timeout(api: FakeApiServer, registry: CollectorRegistry) -> None:
+    api.route("GET", f"{POD_PATH}/slow", api.park)
+    async with ApiClient(ClientConfig(host=api.url), qps=0, timeout=0.2, registry=registry) as c:
+        with pytest.raises(ApiConnectionError, match="timed out") as info:
+            await c.get(PODS, "slow", namespace="ns")
+    assert isinstance(info.value.__cause__, TimeoutError)
+
+
+async def test_connection_dropped_mid_body(api: FakeApiServer, client: ApiClient) -> None:
+    async def handler(request: web.Request) -> web.StreamResponse:
+        response = web.StreamResponse(headers={"Content-Type": "application/json"})
+        response.content_length = 1000
+        await response.prepare(request)
+        await response.write(b'{"kind": "Pod", "meta')
+        assert request.transport is not None
+        request.transport.close()
+        return response
+
+    api.route("GET", f"{POD_PATH}/drop", handler)
+    with pytest.raises(ApiConnectionError) as info:
+        await client.get(PODS, "drop", namespace="ns")
+    assert isinstance(info.value.__cause__, aiohttp.ClientError)
+
+
+async def test_non_json_success_is_a_connection_error(
+    api: FakeApiServer, client: ApiClient
+) -> None:
+    api.respond("GET", f"{POD_PATH}/a", b"<html>proxy login</html>")
+    with pytest.raises(ApiConnectionError, match="not JSON"):
+        await client.get(PODS, "a", namespace="ns")
+
+
+async def test_cancellation_propagates_and_client_stays_usable(
+    api: FakeApiServer, client: ApiClient
+) -> None:
+    api.route("GET", f"{POD_PATH}/slow", api.park)
+    task = asyncio.create_task(client.get(PODS, "slow", namespace="ns"))
+    await api.parked.wait()
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    echo = await client.get(PODS, "fine", namespace="ns")
+    assert echo["path"] == f"{POD_PATH}/fine"
+
+
+# ---------------------------------------------------------------------- lifecycle, limits
+
+
+async def test_session_closed_on_exit(api: FakeApiServer, registry: CollectorRegistry) -> None:
+    async with ApiClient(ClientConfig(host=api.url), qps=0, registry=registry) as c:
+        await c.get(NAMESPACES, "a")
+        session = c._transport.session()
+        assert session is not None and not session.closed
+    assert session.closed
+    assert c.closed
+    with pytest.raises(RuntimeError, match="closed"):
+        await c.get(NAMESPACES, "a")
+    await c.close()  # idempotent
+
+
+async def test_close_without_use(registry: CollectorRegistry) -> None:
+    c = ApiClient(ClientConfig(host="http://127.0.0.1:1"), registry=registry)
+    await c.close()
+    assert c._transport._session is None
+
+
+async def test_client_side_rate_limit(api: FakeApiServer, registry: CollectorRegistry) -> None:
+    clock = FakeClock()
+    async with ApiClient(
+        ClientConfig(host=api.url), qps=1, burst=2, registry=registry, clock=clock
+    ) as c:
+        await c.get(NAMESPACES, "a")
+        await c.get(NAMESPACES, "b")
+        third = asyncio.create_task(c.get(NAMESPACES, "c"))
+        await asyncio.sleep(0.05)
+        assert not third.done()
+        assert len(api.requests) == 2
+        clock.step(1.0)
+        await third
+        assert len(api.requests) == 3
+    waits = registry.get_sample_value(
+        "rest_client_rate_limiter_duration_seconds_sum",
+        {"verb": "GET", "host": api.url.removeprefix("http://")},
+    )
+    assert waits == pytest.approx(1.0)
+
+
+async def test_metrics(api: FakeApiServer, registry: CollectorRegistry) -> None:
+    host = api.url.removeprefix("http://")
+    api.respond("GET", f"{POD_PATH}/missing", status_body(404, "NotFound"), status=404)
+    async with ApiClient(ClientConfig(host=api.url), qps=0, registry=registry) as c:
+        await c.get(PODS, "a", namespace="ns")
+        await c.get(PODS, "b", namespace="ns")
+        with pytest.raises(NotFound):
+            await c.get(PODS, "missing", namespace="ns")
+        await c.patch(PODS, "a", {}, namespace="ns")
+
+    def count(code: str, method: str) -> float | None:
+        return registry.get_sample_value(
+            "rest_client_requests_total", {"code": code, "method": method, "host": host}
+        )
+
+    assert count("200", "GET") == 2
+    assert count("404", "GET") == 1
+    assert count("200", "PATCH") == 1
+    assert (
+        registry.get_sample_value(
+            "rest_client_request_duration_seconds_count", {"verb": "GET", "host": host}
+        )
+        == 3
+    )
+    assert (
+        registry.get_sample_value(
+            "rest_client_request_duration_seconds_bucket",
+            {"verb": "GET", "host": host, "le": "60.0"},
+        )
+        == 3
+    )
+
+
+async def test_metrics_count_connection_errors(registry: CollectorRegistry) -> None:
+    async with ApiClient(ClientConfig(host="http://127.0.0.1:1"), qps=0, registry=registry) as c:
+        with pytest.raises(ApiConnectionError):
+            await c.get(NAMESPACES, "a")
+    assert (
+        registry.get_sample_value(
+            "rest_client_requests_total",
+            {"code": "<error>", "method": "GET", "host": "127.0.0.1:1"},
+        )
+        == 1
+    )
+
+
+async def test_many_clients_share_a_registry(
+    api: FakeApiServer, registry: CollectorRegistry
+) -> None:
+    for _ in range(3):
+        async with ApiClient(ClientConfig(host=api.url), qps=0, registry=registry) as c:
+            await c.get(NAMESPACES, "a")
+    host = api.url.removeprefix("http://")
+    assert (
+        registry.get_sample_value(
+            "rest_client_requests_total", {"code": "200", "method": "GET", "host": host}
+        )
+        == 3
+    )
+
+
+async def test_token_is_asked_for_on_every_request(
+    api: FakeApiServer, registry: CollectorRegistry
+) -> None:
+    class Rotating:
+        def __init__(self) -> None:
+            self.n = 0
+
+        async def authorization(self) -> str | None:
+            self.n += 1
+            return f"Bearer t{self.n}"
+
+    async with ApiClient(
+        ClientConfig(host=api.url, auth=Rotating()), qps=0, registry=registry
+    ) as c:
+        await c.get(NAMESPACES, "a")
+        await c.get(NAMESPACES, "a")
+    assert [r.headers["Authorization"] for r in api.requests] == ["Bearer t1", "Bearer t2"]
+
+
+def test_static_token_repr_hides_the_token() -> None:
+    assert "s3cret" not in repr(StaticTokenAuth("s3cret"))
+    assert "s3cret" not in repr(ClientConfig(host="https://h", auth=StaticTokenAuth("s3cret")))
