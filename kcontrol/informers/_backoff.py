@@ -2,9 +2,10 @@
 
 A port of apimachinery's ``wait.NewExponentialBackoffManager``, which the reflector uses with
 ``(800ms, 30s, 2m, 2.0, 1.0)``: the base delay starts at ``initial``, is multiplied by
-``factor`` after every step and is capped at ``cap``; each returned delay adds a random
-``[0, jitter)`` fraction of the base on top (so with the reflector's settings waits settle in
-``[30, 60)`` s, about 0.2 requests/s to an unhealthy server). When no backoff was asked for
+``factor`` after every step; each returned delay adds a random ``[0, jitter)`` fraction of
+the base on top and is then capped at ``cap``. Unlike apimachinery (whose jitter may take a
+wait to twice the cap) the cap bounds the wait itself, so a recovered server is noticed within
+``cap`` seconds; with the reflector's settings waits settle at 30 s. When no backoff was asked for
 during ``reset_after`` seconds the component is considered healthy again and the base delay
 starts over at ``initial``.
 """
@@ -61,4 +62,4 @@ class ExponentialBackoff:
         self._base = min(self._base * self._factor, self._cap)
         if self._jitter > 0:
             delay += self._rng.random() * self._jitter * delay
-        return delay
+        return min(delay, self._cap)

@@ -12,6 +12,7 @@ import builtins
 from collections.abc import Mapping
 from typing import Protocol, overload
 
+from kcontrol import labels
 from kcontrol.client import Object, Resource
 from kcontrol.errors import NotFound
 from kcontrol.informers._store import NAMESPACE_INDEX, Indexer
@@ -63,10 +64,14 @@ class Lister:
         return obj
 
     def list(
-        self, namespace: str | None = None, selector: LabelSelector | None = None
+        self, namespace: str | None = None, selector: LabelSelector | str | None = None
     ) -> builtins.list[Object]:
         """Objects in ``namespace`` (all namespaces when None) whose labels match ``selector``
-        (all when None). Uses the namespace index, so it costs O(objects in namespace)."""
+        (all when None); a string is parsed with :func:`kcontrol.labels.parse` (raising
+        :class:`kcontrol.labels.SelectorError` when malformed). Uses the namespace index, so
+        it costs O(objects in namespace)."""
+        if isinstance(selector, str):
+            selector = labels.parse(selector)
         if namespace and self._resource.namespaced:
             items = self._indexer.by_index(NAMESPACE_INDEX, namespace)
         else:

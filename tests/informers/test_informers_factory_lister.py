@@ -13,6 +13,7 @@ from kcontrol.client import DEPLOYMENTS, NAMESPACES, PODS, Object, Resource
 from kcontrol.clock import FakeClock
 from kcontrol.errors import NotFound
 from kcontrol.informers import IndexedStore, Lister, SharedInformerFactory
+from kcontrol.labels import SelectorError
 
 
 def by_resource(pages: Mapping[str, Object]) -> Any:
@@ -213,3 +214,15 @@ def test_public_surface_is_deliberate() -> None:
         assert getattr(kcontrol.informers, name) is not None
     public = {n for n in vars(kcontrol.informers) if not n.startswith("_")}
     assert public <= set(kcontrol.informers.__all__), "no accidental exports"
+
+
+def test_lister_parses_string_selectors() -> None:
+    store = IndexedStore()
+    for name, labels in [("a", {"app": "web", "tier": "fe"}), ("b", {"app": "db"}), ("c", {})]:
+        store.add({"metadata": {"namespace": "ns", "name": name, "labels": labels}})
+    lister = Lister(store, PODS)
+    names = sorted(o["metadata"]["name"] for o in lister.list("ns", "app in (web,db),!tier"))
+    assert names == ["b"]
+    assert len(lister.list("ns", "")) == 3
+    with pytest.raises(SelectorError):
+        lister.list("ns", "app in (")
