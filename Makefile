@@ -40,9 +40,16 @@ format: venv
 test: venv assets lint typecheck
 	PYTHONASYNCIODEBUG=1 $(BIN)/pytest -q $(PYTEST_ARGS)
 
+# kcontrol-manager against $(KUBECONFIG) when given, else against a built-in local control plane
+# (etcd + kube-apiserver started for the run and removed afterwards). Extra flags: RUN_ARGS=...
+RUN_ARGS ?= --log-format=console
 run: venv assets
-	@echo "kcontrol-manager is not built yet (see the controller-manager issue); nothing to run." >&2
-	@exit 2
+ifdef KUBECONFIG
+	$(BIN)/kcontrol-manager --kubeconfig "$(KUBECONFIG)" $(RUN_ARGS)
+else
+	$(BIN)/python -m kcontrol.testing.envtest -- \
+		$(BIN)/kcontrol-manager --kubeconfig {kubeconfig} $(RUN_ARGS)
+endif
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache

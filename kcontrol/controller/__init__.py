@@ -1,4 +1,14 @@
-"""The controller toolkit: ControllerRefManager (adopt/release), expectations."""
+"""The controller toolkit: a runner that syncs queued keys with workers, and its helpers.
+
+- :class:`Controller` is the loop every controller needs: wait for informer caches, take keys
+  from a rate-limited work queue, call ``sync(key)`` under a timeout, and decide retries in one
+  place. Build one from :class:`ControllerOptions`, feed its queue from informer event handlers
+  with :meth:`Controller.enqueue_object`, and run it inside a task group (or hand it to
+  :mod:`kcontrol.manager`).
+- :class:`ControllerRefManager` claims (adopts and releases) the objects a controller owns.
+- :class:`ControllerExpectations` / :class:`UIDTrackingControllerExpectations` hold a sync
+  back until the creations and deletions it asked for have been observed.
+"""
 
 from kcontrol.controller._expectations import (
     EXPECTATIONS_TIMEOUT,
@@ -6,6 +16,7 @@ from kcontrol.controller._expectations import (
     ControllerExpectations,
     UIDTrackingControllerExpectations,
 )
+from kcontrol.controller._metrics import RECONCILE_TIME_BUCKETS
 from kcontrol.controller._refmanager import (
     CanAdopt,
     CannotAdopt,
@@ -15,17 +26,32 @@ from kcontrol.controller._refmanager import (
     recheck_deletion_timestamp,
     recheck_owner,
 )
+from kcontrol.controller._runner import (
+    Controller,
+    ControllerOptions,
+    Result,
+    SyncFunc,
+    guarded_by,
+    key_func,
+)
 
 __all__ = [
     "EXPECTATIONS_TIMEOUT",
+    "RECONCILE_TIME_BUCKETS",
     "CanAdopt",
     "CannotAdopt",
     "ClaimError",
     "ControlleeExpectations",
+    "Controller",
     "ControllerExpectations",
+    "ControllerOptions",
     "ControllerRefManager",
+    "Result",
+    "SyncFunc",
     "UIDTrackingControllerExpectations",
     "get_controller_of",
+    "guarded_by",
+    "key_func",
     "recheck_deletion_timestamp",
     "recheck_owner",
 ]

@@ -28,6 +28,7 @@ import signal
 import socket
 import ssl
 import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Sequence
@@ -41,7 +42,15 @@ from kubernetes_asyncio import client, config
 from kcontrol.errors import KcontrolError
 from kcontrol.testing._pki import Pki, write_pki
 
-__all__ = ["ADMIN", "K8S_VERSION", "USERS", "ControlPlane", "ControlPlaneError", "find_binary"]
+__all__ = [
+    "ADMIN",
+    "K8S_VERSION",
+    "USERS",
+    "ControlPlane",
+    "ControlPlaneError",
+    "find_binary",
+    "main",
+]
 
 K8S_VERSION = os.environ.get("KCONTROL_K8S_VERSION", "v1.36.3")
 """The Kubernetes release whose binaries are used (hack/k8s/go.mod pins the same)."""
@@ -412,3 +421,42 @@ class ControlPlane:
         raise ControlPlaneError(
             f"kube-apiserver not ready ({last}); log tail:\n{_tail(self.apiserver_log)}"
         )
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m kcontrol.testing.envtest [--] COMMAND ARGS...``
+
+    Start a local control plane, run COMMAND with every ``{kubeconfig}`` in its arguments
+    replaced by the admin kubeconfig path (and ``$KUBECONFIG`` set to it), and stop the control
+    plane when the command exits; SIGINT/SIGTERM are passed on to the command. Without a
+    command, serve until interrupted. Returns the command's exit code.
+    """
+    args = list(sys.argv[1:] if argv is None else argv)
+    if args[:1] == ["--"]:
+        args = args[1:]
+
+    async def run() -> int:
+        async with ControlPlane() as plane:
+            kubeconfig = str(plane.kubeconfig_path)
+            print(f"control plane ready at {plane.host}; kubeconfig: {kubeconfig}", flush=True)
+            if not args:
+                stop = asyncio.Event()
+                loop = asyncio.get_running_loop()
+                for sig in (signal.SIGINT, signal.SIGTERM):
+                    loop.add_signal_handler(sig, stop.set)
+                await stop.wait()
+                return 0
+            command = [a.replace("{kubeconfig}", kubeconfig) for a in args]
+            child = await asyncio.create_subprocess_exec(
+                *command, env={**os.environ, "KUBECONFIG": kubeconfig}
+            )
+            loop = asyncio.get_running_loop()
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                loop.add_signal_handler(sig, child.send_signal, sig)
+            return await child.wait()
+
+    return asyncio.run(run())
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,1 @@
+"""Example controllers built on kcontrol (not part of the installed package)."""

@@ -1,0 +1,42 @@
+"""Leader election on a ``coordination.k8s.io/v1`` Lease (client-go ``tools/leaderelection``).
+
+::
+
+    lock = LeaseLock(client, "kube-system", "my-controller", identity=f"{host}_{uuid4()}")
+    elector = LeaderElector(LeaderElectionConfig(lock=lock, name="my-controller"))
+    await elector.run(run_controllers)   # returns/raises only when leadership ends
+
+The guarded work (``run_controllers``) runs only while this process leads and is cancelled,
+and awaited, before leadership is given up; a failed renewal raises :class:`LeadershipLost`.
+"""
+
+from kcontrol.leaderelection._config import (
+    JITTER_FACTOR,
+    InvalidLeaderElectionConfig,
+    LeaderCallbacks,
+    LeaderElectionConfig,
+)
+from kcontrol.leaderelection._elector import LeaderElector, LeadershipLost
+from kcontrol.leaderelection._healthz import HealthzAdaptor
+from kcontrol.leaderelection._lock import (
+    EventRecorder,
+    LeaseLock,
+    LockNotInitialized,
+    ResourceLock,
+)
+from kcontrol.leaderelection._record import LeaderElectionRecord
+
+__all__ = [
+    "JITTER_FACTOR",
+    "EventRecorder",
+    "HealthzAdaptor",
+    "InvalidLeaderElectionConfig",
+    "LeaderCallbacks",
+    "LeaderElectionConfig",
+    "LeaderElectionRecord",
+    "LeaderElector",
+    "LeadershipLost",
+    "LeaseLock",
+    "LockNotInitialized",
+    "ResourceLock",
+]

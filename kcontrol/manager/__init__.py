@@ -1,0 +1,51 @@
+"""The controller manager: run controllers with leader election, health checks and metrics.
+
+``kcontrol-manager`` (:func:`main`) is kube-controller-manager's process for kcontrol
+controllers: the same flags, the same lease, the same ``/healthz`` style. Controllers come from
+a :class:`ControllerRegistry` (by default the ``kcontrol.controllers`` entry points); each is a
+factory that receives a :class:`ControllerContext` and returns a :class:`Runnable`.
+:class:`Manager` is the lifecycle behind ``main``; :class:`HealthServer` the HTTP endpoint.
+"""
+
+from kcontrol.manager._health import HealthCheck, HealthServer, NamedCheck
+from kcontrol.manager._main import main, new_metrics_registry
+from kcontrol.manager._manager import Manager, default_identity, load_client_config
+from kcontrol.manager._options import (
+    ManagerOptions,
+    OptionsError,
+    controller_enabled,
+    parse_args,
+    parse_bool,
+    parse_duration,
+)
+from kcontrol.manager._registry import (
+    ENTRY_POINT_GROUP,
+    ControllerContext,
+    ControllerFactory,
+    ControllerRegistry,
+    ControllerSpec,
+    Runnable,
+)
+
+__all__ = [
+    "ENTRY_POINT_GROUP",
+    "ControllerContext",
+    "ControllerFactory",
+    "ControllerRegistry",
+    "ControllerSpec",
+    "HealthCheck",
+    "HealthServer",
+    "Manager",
+    "ManagerOptions",
+    "NamedCheck",
+    "OptionsError",
+    "Runnable",
+    "controller_enabled",
+    "default_identity",
+    "load_client_config",
+    "main",
+    "new_metrics_registry",
+    "parse_args",
+    "parse_bool",
+    "parse_duration",
+]

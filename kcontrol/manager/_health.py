@@ -1,0 +1,221 @@
+"""The manager's HTTP endpoint: Prometheus metrics and kube-style health checks.
+
+Paths, as kube components serve them:
+
+- ``/metrics``: the Prometheus text exposition of a registry (OpenMetrics when asked for).
+- ``/livez``: liveness checks (``ping``, plus e.g. ``leaderElection``: a leader whose lease
+  renewal is overdue is stuck and should be restarted).
+- ``/readyz``: the liveness checks plus readiness checks (caches synced, not shutting down).
+- ``/healthz``: every check, like ``/readyz`` (kept for tools that only know ``/healthz``).
+- ``/<endpoint>/<check>``: one check alone.
+
+Answers follow ``k8s.io/apiserver/pkg/server/healthz``: ``200 ok`` when every check passes;
+otherwise ``500`` and one line per check (``[+]name ok`` / ``[-]name failed: reason
+withheld``) ending in ``<endpoint> check failed``. ``?verbose`` lists the checks on success too;
+``?exclude=name`` (repeatable) skips a check. Why a check failed is logged, never served:
+the endpoint is unauthenticated.
+
+The server speaks plain HTTP (kube-controller-manager serves the same paths over HTTPS); bind
+it to a pod-internal address or protect it with a network policy.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass
+
+from aiohttp import web
+from prometheus_client import REGISTRY, CollectorRegistry
+from prometheus_client.exposition import choose_encoder
+
+__all__ = ["HealthCheck", "HealthServer", "NamedCheck"]
+
+_log = logging.getLogger(__name__)
+
+HealthCheck = Callable[[], object]
+"""A health check: healthy when it returns anything but ``False``; unhealthy when it returns
+``False`` or raises (any :class:`Exception`, whose message is logged, never served)."""
+
+
+@dataclass(frozen=True, slots=True)
+class NamedCheck:
+    """A check and the name it is listed under (``[+]name ok``)."""
+
+    name: str
+    check: HealthCheck
+
+
+def _ping() -> None:
+    """The check that always passes: the process answers HTTP."""
+
+
+class HealthServer:
+    """Serves ``/metrics``, ``/healthz``, ``/livez`` and ``/readyz``; see the module docstring.
+
+    ``host``/``port``: where to listen (``port=0`` picks a free port; read :attr:`port` once
+    :meth:`wait_started` returned). ``registry``: the Prometheus registry served on
+    ``/metrics`` (default: the global one). Checks can be added before or while running.
+
+    :meth:`run` blocks until cancelled; on the way out it stops listening and closes every
+    connection before the cancellation propagates.
+    """
+
+    def __init__(
+        self,
+        *,
+        host: str = "0.0.0.0",
+        port: int = 10257,
+        registry: CollectorRegistry | None = None,
+        shutdown_timeout: float = 2.0,
+    ) -> None:
+        self._host = host
+        self._port = port
+        self._registry = registry if registry is not None else REGISTRY
+        self._shutdown_timeout = shutdown_timeout
+        self._livez: list[NamedCheck] = [NamedCheck("ping", _ping)]
+        self._readyz: list[NamedCheck] = []
+        self._started = asyncio.Event()
+        self._bound_port: int | None = None
+
+    # -- checks ------------------------------------------------------------------------------
+
+    def add_livez_check(self, name: str, check: HealthCheck) -> None:
+        """Add a liveness check; it is also part of ``/readyz`` and ``/healthz``."""
+        self._add(self._livez, name, check)
+
+    def add_readyz_check(self, name: str, check: HealthCheck) -> None:
+        """Add a readiness check (``/readyz`` and ``/healthz`` only)."""
+        self._add(self._readyz, name, check)
+
+    def _add(self, checks: list[NamedCheck], name: str, check: HealthCheck) -> None:
+        if not name or "/" in name:
+            raise ValueError(f"invalid check name {name!r}")
+        if any(c.name == name for c in (*self._livez, *self._readyz)):
+            raise ValueError(f"duplicate health check {name!r}")
+        checks.append(NamedCheck(name, check))
+
+    def checks(self, endpoint: str) -> list[NamedCheck]:
+        """The checks of ``livez``, ``readyz`` or ``healthz``, in order."""
+        if endpoint == "livez":
+            return list(self._livez)
+        if endpoint in ("readyz", "healthz"):
+            return [*self._livez, *self._readyz]
+        raise ValueError(f"unknown endpoint {endpoint!r}")
+
+    # -- serving -----------------------------------------------------------------------------
+
+    @property
+    def port(self) -> int:
+        """The port listened on (resolves ``port=0``); only valid once started."""
+        if self._bound_port is None:
+            raise RuntimeError("the health server is not listening")
+        return self._bound_port
+
+    async def wait_started(self) -> None:
+        """Return once :meth:`run` listens."""
+        await self._started.wait()
+
+    def build_app(self) -> web.Application:
+        """The aiohttp application (also usable with ``aiohttp.test_utils``)."""
+        app = web.Application()
+        app.router.add_get("/metrics", self._metrics)
+        for endpoint in ("healthz", "livez", "readyz"):
+            app.router.add_get(f"/{endpoint}", self._health_handler(endpoint))
+            app.router.add_get(f"/{endpoint}/{{check}}", self._health_handler(endpoint))
+        return app
+
+    async def run(self) -> None:
+        """Listen until cancelled, then stop listening and close connections."""
+        runner = web.AppRunner(
+            self.build_app(),
+            handle_signals=False,
+            access_log=None,
+            shutdown_timeout=self._shutdown_timeout,
+        )
+        await runner.setup()
+        try:
+            site = web.TCPSite(runner, self._host, self._port, reuse_address=True)
+            await site.start()
+            self._bound_port = _bound_port(runner, self._port)
+            _log.info("serving metrics and health checks on %s:%d", self._host, self._bound_port)
+            self._started.set()
+            await asyncio.Event().wait()  # until cancelled
+        finally:
+            self._started.clear()
+            self._bound_port = None
+            await runner.cleanup()
+
+    async def _metrics(self, request: web.Request) -> web.Response:
+        # Content negotiation as prometheus_client's own exporters do it: the classic text
+        # format (0.0.4) unless the scraper asks for OpenMetrics.
+        encoder, content_type = choose_encoder(request.headers.get("Accept", ""))
+        return web.Response(body=encoder(self._registry), headers={"Content-Type": content_type})
+
+    def _health_handler(self, endpoint: str) -> Callable[[web.Request], Awaitable[web.Response]]:
+        async def handler(request: web.Request) -> web.Response:
+            checks = self.checks(endpoint)
+            only = request.match_info.get("check")
+            if only is not None:
+                checks = [c for c in checks if c.name == only]
+                if not checks:
+                    raise web.HTTPNotFound(text=f"no {endpoint} check named {only!r}\n")
+            status, body = evaluate(
+                endpoint,
+                checks,
+                verbose="verbose" in request.query,
+                exclude=request.query.getall("exclude", []),
+            )
+            return web.Response(
+                status=status,
+                text=body,
+                headers={"X-Content-Type-Options": "nosniff"},
+            )
+
+        return handler
+
+
+def evaluate(
+    endpoint: str,
+    checks: Iterable[NamedCheck],
+    *,
+    verbose: bool = False,
+    exclude: Iterable[str] = (),
+) -> tuple[int, str]:
+    """Run ``checks`` and render the answer as kube does: ``(http status, body)``."""
+    excluded = set(exclude)
+    lines: list[str] = []
+    failed = False
+    for named in checks:
+        if named.name in excluded:
+            excluded.discard(named.name)
+            lines.append(f"[+]{named.name} excluded: ok")
+            continue
+        try:
+            healthy = named.check() is not False
+            reason = "returned false"
+        except Exception as error:
+            healthy = False
+            reason = str(error) or type(error).__name__
+        if healthy:
+            lines.append(f"[+]{named.name} ok")
+        else:
+            failed = True
+            lines.append(f"[-]{named.name} failed: reason withheld")
+            _log.info("%s check %r failed: %s", endpoint, named.name, reason)
+    if excluded:
+        names = ", ".join(f'"{name}"' for name in sorted(excluded))
+        lines.append(f"warn: some health checks cannot be excluded: no matches for {names}")
+    if failed:
+        return 500, "\n".join([*lines, f"{endpoint} check failed"]) + "\n"
+    if verbose:
+        return 200, "\n".join([*lines, f"{endpoint} check passed"]) + "\n"
+    return 200, "ok"
+
+
+def _bound_port(runner: web.AppRunner, requested: int) -> int:
+    for address in runner.addresses:
+        if isinstance(address, tuple) and len(address) >= 2:
+            return int(address[1])
+    return requested

@@ -1,0 +1,106 @@
+"""``kcontrol-manager``: parse flags, set up logging and signals, run a :class:`Manager`.
+
+Exit status: 0 after a clean stop (SIGTERM/SIGINT: syncs drained, lease released), 1 when
+leadership was lost or the manager failed, 2 for invalid flags (as argparse does).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import signal
+import sys
+from collections.abc import Sequence
+
+from prometheus_client import CollectorRegistry, GCCollector, PlatformCollector, ProcessCollector
+
+import kcontrol
+from kcontrol import logging as kcontrol_logging
+from kcontrol.client import ConfigError
+from kcontrol.errors import KcontrolError
+from kcontrol.leaderelection import LeadershipLost
+from kcontrol.manager._manager import COMPONENT, Manager
+from kcontrol.manager._options import ManagerOptions, OptionsError, parse_args
+from kcontrol.manager._registry import ControllerRegistry
+
+__all__ = ["main", "new_metrics_registry"]
+
+_log = logging.getLogger(__name__)
+
+EXIT_OK = 0
+EXIT_FAILED = 1
+EXIT_USAGE = 2
+
+
+def new_metrics_registry() -> CollectorRegistry:
+    """A Prometheus registry with the process, platform and GC collectors, as the global
+    registry has them; the manager serves it on ``/metrics``."""
+    registry = CollectorRegistry()
+    ProcessCollector(registry=registry)
+    PlatformCollector(registry=registry)
+    GCCollector(registry=registry)
+    return registry
+
+
+def main(
+    argv: Sequence[str] | None = None,
+    registry: ControllerRegistry | None = None,
+) -> int:
+    """Run ``kcontrol-manager`` with ``argv`` (default ``sys.argv[1:]``); return the exit status.
+
+    ``registry`` holds the controllers that can be enabled; by default those installed
+    packages declare in the ``kcontrol.controllers`` entry-point group.
+    """
+    try:
+        options, show_version = parse_args(argv)
+    except SystemExit as exit_:  # --help, or a flag argparse rejected (it printed why)
+        return exit_.code if isinstance(exit_.code, int) else EXIT_USAGE
+    if show_version:
+        print(f"{COMPONENT} v{kcontrol.__version__}")
+        return EXIT_OK
+    try:
+        options.validate()
+        controllers = registry if registry is not None else ControllerRegistry.from_entry_points()
+        controllers.select(options.controllers)
+    except OptionsError as error:
+        print(f"{COMPONENT}: {error}", file=sys.stderr)
+        return EXIT_USAGE
+    kcontrol_logging.configure(log_format=options.log_format, verbosity=options.verbosity)
+    return asyncio.run(_serve(options, controllers))
+
+
+async def _serve(options: ManagerOptions, controllers: ControllerRegistry) -> int:
+    manager = Manager(options, controllers, registry=new_metrics_registry())
+    loop = asyncio.get_running_loop()
+    stop_signals = (signal.SIGTERM, signal.SIGINT)
+    for signum in stop_signals:
+        loop.add_signal_handler(signum, _on_signal, manager, signum)
+    try:
+        await manager.run()
+    except asyncio.CancelledError:
+        if not manager.shutting_down:
+            raise
+        task = asyncio.current_task()
+        if task is not None:
+            task.uncancel()
+        _log.info("stopped cleanly")
+        return EXIT_OK
+    except LeadershipLost:
+        _log.error("exiting: leader election lost")
+        return EXIT_FAILED
+    except ConfigError as error:
+        _log.error("exiting: no usable client configuration: %s", error)
+        return EXIT_FAILED
+    except (KcontrolError, OSError, ExceptionGroup) as error:
+        _log.error("exiting: the manager failed", exc_info=error)
+        return EXIT_FAILED
+    finally:
+        for signum in stop_signals:
+            loop.remove_signal_handler(signum)
+    _log.error("exiting: the manager stopped unexpectedly")
+    return EXIT_FAILED
+
+
+def _on_signal(manager: Manager, signum: int) -> None:
+    _log.info("received %s; shutting down", signal.Signals(signum).name)
+    manager.shutdown()

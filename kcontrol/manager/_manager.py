@@ -1,0 +1,294 @@
+"""The manager: runs the enabled controllers under leader election, with health and metrics.
+
+The lifecycle of kube-controller-manager, in structured-concurrency form. :meth:`Manager.run`
+owns everything in one task tree::
+
+    ApiClient session
+    └── task group "infrastructure": health server, event broadcaster, informer factory
+        └── (body) leader elector ── while leading: task group "controllers"
+
+Start-up: load the client config, build every enabled controller (their factories register
+informers, so caches warm up on standbys too), start the infrastructure, then contend for the
+lease. Controllers run only while leading, each guarded by the elector's local view of the
+lease (see :func:`kcontrol.controller.guarded_by`), so a process that was paused past its
+lease starts no sync even before the elector notices.
+
+Stopping, three ways:
+
+- Cancellation (SIGTERM/SIGINT through :func:`kcontrol.manager.main`): the body is
+  cancelled first - controllers stop taking work and drain their syncs in flight, then the
+  elector releases the lease (``release_on_cancel``) so a standby takes over at once - and
+  only then the infrastructure stops (events flushed, server closed) and the session closes.
+- Leadership lost: the elector cancels and awaits every controller before anything else
+  happens; the manager then stops the infrastructure and raises :class:`LeadershipLost`
+  (kube-controller-manager exits 1 in that case, and so does ``main``).
+- A component failing (the health port taken, a controller crashing): everything is
+  cancelled in the same order and the error propagates.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import socket
+import uuid
+from collections.abc import Callable, Sequence
+
+from prometheus_client import CollectorRegistry
+
+from kcontrol.client import ApiClient, ClientConfig, ConfigError, load_config
+from kcontrol.controller import guarded_by
+from kcontrol.events import EventBroadcaster, EventRecorder
+from kcontrol.informers import SharedInformerFactory
+from kcontrol.leaderelection import (
+    HealthzAdaptor,
+    LeaderCallbacks,
+    LeaderElectionConfig,
+    LeaderElector,
+    LeadershipLost,
+    LeaseLock,
+)
+from kcontrol.manager._health import HealthServer
+from kcontrol.manager._options import ManagerOptions
+from kcontrol.manager._registry import (
+    ControllerContext,
+    ControllerRegistry,
+    ControllerSpec,
+    Runnable,
+)
+
+__all__ = ["COMPONENT", "LEADER_ELECTION_HEALTH_TIMEOUT", "Manager", "default_identity"]
+
+_log = logging.getLogger(__name__)
+
+COMPONENT = "kcontrol-manager"
+"""The event source of the manager's own events and its user agent."""
+
+LEADER_ELECTION_HEALTH_TIMEOUT = 20.0
+"""How long past its lease a leader may go without renewing before ``/livez`` fails
+(kube-controller-manager's ``NewLeaderHealthzAdaptor(20 * time.Second)``)."""
+
+
+def default_identity() -> str:
+    """``<hostname>_<uuid>``, kube-controller-manager's leader-election identity."""
+    return f"{socket.gethostname()}_{uuid.uuid4()}"
+
+
+async def load_client_config(options: ManagerOptions) -> ClientConfig:
+    """The client config the flags ask for: ``--kubeconfig`` (with ``--master`` overriding its
+    server), ``--master`` alone (credentials from the default kubeconfig or the service
+    account if there are any), or, with neither, the in-cluster service account."""
+    if options.kubeconfig:
+        return await load_config(kubeconfig=options.kubeconfig, host=options.master)
+    if options.master:
+        try:
+            return await load_config(host=options.master)
+        except ConfigError:
+            return ClientConfig(host=options.master.rstrip("/"))
+    return await load_config(in_cluster=True)
+
+
+class Manager:
+    """Runs the controllers ``controllers.select(options.controllers)`` names.
+
+    ``registry`` receives every metric (client, queues, controllers, leader election) and is
+    served on ``/metrics``. ``client_config`` replaces loading one from the flags (tests).
+    :meth:`run` blocks until cancelled or until leadership is lost; see the module docstring.
+    """
+
+    def __init__(
+        self,
+        options: ManagerOptions,
+        controllers: ControllerRegistry,
+        *,
+        registry: CollectorRegistry | None = None,
+        client_config: ClientConfig | None = None,
+    ) -> None:
+        options.validate()
+        self._options = options
+        self._specs: list[ControllerSpec] = controllers.select(options.controllers)
+        self._registry = registry if registry is not None else CollectorRegistry()
+        self._client_config = client_config
+        self.identity = options.leader_elect_identity or default_identity()
+        self._informers: SharedInformerFactory | None = None
+        self._elector: LeaderElector | None = None
+        self._election_health = HealthzAdaptor(LEADER_ELECTION_HEALTH_TIMEOUT)
+        self._shutting_down = False
+        self._leading = False
+        self._task: asyncio.Task[None] | None = None
+        self.health = HealthServer(
+            host=options.bind_address, port=options.metrics_port, registry=self._registry
+        )
+        self.health.add_livez_check(HealthzAdaptor.name, self._election_health.check)
+        self.health.add_readyz_check("informer-sync", self._check_informers_synced)
+        self.health.add_readyz_check("shutdown", self._check_not_shutting_down)
+
+    @property
+    def registry(self) -> CollectorRegistry:
+        return self._registry
+
+    @property
+    def controller_names(self) -> list[str]:
+        """The names of the enabled controllers."""
+        return [spec.name for spec in self._specs]
+
+    def leading(self) -> bool:
+        """True while this process runs its controllers (with or without leader election)."""
+        return self._leading
+
+    def shutdown(self) -> None:
+        """Begin a graceful stop: ``/readyz`` fails and :meth:`run` is cancelled.
+
+        Safe to call from a signal handler and more than once; a second call while the first
+        is draining cancels again, which abandons the syncs still in flight.
+        """
+        self._shutting_down = True
+        if self._task is not None and not self._task.done():
+            self._task.cancel()
+
+    @property
+    def shutting_down(self) -> bool:
+        return self._shutting_down
+
+    # -- health checks -----------------------------------------------------------------------
+
+    def _check_informers_synced(self) -> None:
+        informers = self._informers
+        if informers is None:
+            raise RuntimeError("informers not created yet")
+        pending = [i.resource.plural for i in informers.informers() if not i.has_synced()]
+        if pending:
+            raise RuntimeError(f"informers not synced: {', '.join(pending)}")
+
+    def _check_not_shutting_down(self) -> None:
+        if self._shutting_down:
+            raise RuntimeError("shutting down")
+
+    # -- lifecycle ---------------------------------------------------------------------------
+
+    async def run(self) -> None:
+        """Run until cancelled (then return by raising ``CancelledError``) or until
+        leadership is lost (then raise :class:`LeadershipLost`)."""
+        if self._task is not None:
+            raise RuntimeError("a Manager runs once")
+        self._task = asyncio.current_task()
+        options = self._options
+        config = self._client_config or await load_client_config(options)
+        _log.info(
+            "starting %s (identity %s, controllers %s)",
+            COMPONENT,
+            self.identity,
+            ", ".join(self.controller_names) or "none",
+        )
+        async with ApiClient(
+            config,
+            qps=options.kube_api_qps,
+            burst=options.kube_api_burst,
+            user_agent=f"{COMPONENT}/{self.identity}",
+            registry=self._registry,
+        ) as client:
+            self._informers = SharedInformerFactory(client)
+            broadcaster = EventBroadcaster(
+                client, component=COMPONENT, host=socket.gethostname(), registry=self._registry
+            )
+            context = ControllerContext(
+                client=client,
+                informers=self._informers,
+                options=options,
+                registry=self._registry,
+                identity=self.identity,
+                recorder_factory=lambda component: broadcaster.new_recorder(component=component),
+            )
+            runnables = self._build(context)
+            lost = False
+            async with asyncio.TaskGroup() as infrastructure:
+                owned: list[asyncio.Task[None]] = []
+                if options.metrics_port:
+                    owned.append(infrastructure.create_task(self.health.run(), name="health"))
+                owned.append(infrastructure.create_task(broadcaster.run(), name="events"))
+                owned.append(infrastructure.create_task(self._informers.run(), name="informers"))
+                if options.leader_elect:
+                    await self._elect(client, broadcaster.new_recorder(), runnables)
+                    lost = True  # _elect returns only then
+                else:
+                    await self._run_controllers(runnables, guard=None)  # until cancelled
+                # Leadership was lost and every controller has stopped: stop the rest.
+                for task in owned:
+                    task.cancel()
+        if lost:
+            raise LeadershipLost(f"leader election lost ({self.identity})")
+
+    def _build(self, context: ControllerContext) -> list[tuple[str, Runnable]]:
+        built: list[tuple[str, Runnable]] = []
+        for spec in self._specs:
+            runnable = spec.factory(context)
+            if runnable is None:
+                _log.warning("controller %s has nothing to run here; skipping it", spec.name)
+                continue
+            _log.info("built controller %s", spec.name)
+            built.append((spec.name, runnable))
+        return built
+
+    async def _elect(
+        self,
+        client: ApiClient,
+        recorder: EventRecorder,
+        runnables: Sequence[tuple[str, Runnable]],
+    ) -> None:
+        """Contend for the lease and run the controllers while leading.
+
+        Returns once leadership is lost, after every controller has stopped; raises
+        ``CancelledError`` (lease released) when cancelled.
+        """
+        options = self._options
+        lock = LeaseLock(
+            client,
+            options.leader_elect_resource_namespace,
+            options.leader_elect_resource_name,
+            self.identity,
+            recorder=recorder,
+        )
+
+        def on_new_leader(identity: str) -> None:
+            if identity and identity != self.identity:
+                _log.info("new leader elected: %s", identity)
+
+        elector = self._elector = LeaderElector(
+            LeaderElectionConfig(
+                lock=lock,
+                lease_duration=options.leader_elect_lease_duration,
+                renew_deadline=options.leader_elect_renew_deadline,
+                retry_period=options.leader_elect_retry_period,
+                release_on_cancel=True,
+                name=options.leader_elect_resource_name,
+                callbacks=LeaderCallbacks(on_new_leader=on_new_leader),
+                registry=self._registry,
+            )
+        )
+        self._election_health.set_leader_election(elector)
+
+        async def lead() -> None:
+            # holds_lease: leading, and the last renewal younger than the renew deadline on
+            # the local clock - false at once after a pause (SIGSTOP) past the lease.
+            await self._run_controllers(runnables, guard=elector.holds_lease)
+
+        _log.info("attempting to acquire leader lease %s", lock.describe())
+        with contextlib.suppress(LeadershipLost):
+            await elector.run(lead)
+        _log.error("leader election lost (%s); every controller has stopped", self.identity)
+
+    async def _run_controllers(
+        self, runnables: Sequence[tuple[str, Runnable]], guard: Callable[[], bool] | None
+    ) -> None:
+        self._leading = True
+        _log.info("starting %d controllers", len(runnables))
+        try:
+            async with asyncio.TaskGroup() as controllers:
+                with guarded_by(guard) if guard is not None else contextlib.nullcontext():
+                    for name, runnable in runnables:
+                        controllers.create_task(runnable.run(), name=f"controller {name}")
+                await asyncio.Event().wait()  # until cancelled, or a controller fails
+        finally:
+            self._leading = False
+            _log.info("all controllers stopped")

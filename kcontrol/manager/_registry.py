@@ -1,0 +1,182 @@
+"""Which controllers a manager can run: one registry, names to factories.
+
+The default registry is read from the Python entry-point group ``kcontrol.controllers``, so a
+package of controllers registers itself in its own ``pyproject.toml``::
+
+    [project.entry-points."kcontrol.controllers"]
+    deployment = "controllers.deployment:new_controller"    # a ControllerFactory
+    replicaset = "controllers.replicaset:SPEC"              # or a ControllerSpec
+
+and kcontrol never imports the package that provides them. The entry point's name is the
+controller's name (what ``--controllers`` refers to).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from importlib.metadata import entry_points
+from typing import Protocol
+
+from prometheus_client import CollectorRegistry
+
+from kcontrol.client import Client
+from kcontrol.events import EventRecorder
+from kcontrol.informers import SharedInformerFactory
+from kcontrol.manager._options import ManagerOptions, OptionsError, controller_enabled
+
+__all__ = [
+    "ENTRY_POINT_GROUP",
+    "ControllerContext",
+    "ControllerFactory",
+    "ControllerRegistry",
+    "ControllerSpec",
+    "Runnable",
+]
+
+_log = logging.getLogger(__name__)
+
+ENTRY_POINT_GROUP = "kcontrol.controllers"
+
+
+class Runnable(Protocol):
+    """A long-lived component: ``run()`` blocks until cancelled and owns its tasks.
+
+    On cancellation it finishes or abandons its work, releases what it holds, and lets the
+    ``CancelledError`` propagate. :class:`kcontrol.controller.Controller` is one.
+    """
+
+    async def run(self) -> None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class ControllerContext:
+    """What a :data:`ControllerFactory` gets to build its controller with.
+
+    - ``client``: the API client (reads and writes; QPS-limited by ``--kube-api-qps``).
+    - ``informers``: the shared informer factory; ask it for informers while building, they
+      are started by the manager (caches are shared between controllers).
+    - ``options``: the parsed flags (``concurrent_deployment_syncs``, ...).
+    - ``registry``: the Prometheus registry served on ``/metrics``; pass it to controllers.
+    - ``identity``: this process's leader-election identity (``<hostname>_<uuid>``).
+    - ``new_recorder(component)``: an event recorder whose events carry ``component`` as
+      their source (``deployment-controller``).
+
+    Controllers run only while this process leads (with ``--leader-elect``); a
+    :class:`~kcontrol.controller.Controller` built here is additionally guarded so that it
+    starts no sync once the lease can no longer be trusted locally.
+    """
+
+    client: Client
+    informers: SharedInformerFactory
+    options: ManagerOptions
+    registry: CollectorRegistry
+    identity: str
+    recorder_factory: Callable[[str], EventRecorder]
+
+    def new_recorder(self, component: str) -> EventRecorder:
+        """An event recorder for ``component``."""
+        return self.recorder_factory(component)
+
+
+ControllerFactory = Callable[[ControllerContext], Runnable | None]
+"""Builds a controller: wires its informers and queue, returns it unstarted.
+
+Returning ``None`` means "nothing to run here" (say, an API the cluster does not serve);
+the manager logs it and carries on. Factories run once per process, before leader election,
+so their informers warm up on standbys too.
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class ControllerSpec:
+    """A named controller factory; ``enabled_by_default`` is what ``*`` selects."""
+
+    name: str
+    factory: ControllerFactory
+    enabled_by_default: bool = True
+
+
+class ControllerRegistry:
+    """Controller names to :class:`ControllerSpec`; one per manager.
+
+    Names are unique. :meth:`select` applies a ``--controllers`` list.
+    """
+
+    def __init__(self, specs: Iterable[ControllerSpec] = ()) -> None:
+        self._specs: dict[str, ControllerSpec] = {}
+        for spec in specs:
+            self.add(spec)
+
+    def add(self, spec: ControllerSpec) -> None:
+        """Register ``spec``; a second controller with the same name raises ValueError."""
+        if not spec.name or spec.name.startswith("-") or spec.name == "*" or "," in spec.name:
+            raise ValueError(f"invalid controller name {spec.name!r}")
+        if spec.name in self._specs:
+            raise ValueError(f"controller {spec.name!r} is registered twice")
+        self._specs[spec.name] = spec
+
+    def register(
+        self, name: str, factory: ControllerFactory, *, enabled_by_default: bool = True
+    ) -> None:
+        """Register ``factory`` under ``name``."""
+        self.add(ControllerSpec(name, factory, enabled_by_default))
+
+    def names(self) -> list[str]:
+        """Every registered name, sorted."""
+        return sorted(self._specs)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._specs
+
+    def __iter__(self) -> Iterator[ControllerSpec]:
+        return iter(sorted(self._specs.values(), key=lambda spec: spec.name))
+
+    def __len__(self) -> int:
+        return len(self._specs)
+
+    def select(self, controllers: Sequence[str]) -> list[ControllerSpec]:
+        """The specs that ``controllers`` (a ``--controllers`` list) enables, by name.
+
+        Raises :class:`OptionsError` for entries naming no known controller, as
+        kube-controller-manager refuses them.
+        """
+        for entry in controllers:
+            name = entry.removeprefix("-")
+            if entry != "*" and name not in self._specs:
+                known = ", ".join(self.names()) or "none"
+                raise OptionsError(
+                    f"--controllers: {entry!r} is not in the list of known controllers ({known})"
+                )
+        return [
+            spec
+            for spec in self
+            if controller_enabled(spec.name, controllers, spec.enabled_by_default)
+        ]
+
+    @classmethod
+    def from_entry_points(cls, group: str = ENTRY_POINT_GROUP) -> ControllerRegistry:
+        """The controllers installed packages declare in the entry-point group ``group``.
+
+        An entry point may name a :class:`ControllerSpec` (its own name must match) or a
+        factory (enabled by default).
+        """
+        registry = cls()
+        for entry in sorted(entry_points(group=group), key=lambda e: e.name):
+            loaded = entry.load()
+            if isinstance(loaded, ControllerSpec):
+                if loaded.name != entry.name:
+                    raise ValueError(
+                        f"entry point {entry.name!r} names controller spec {loaded.name!r}"
+                    )
+                registry.add(loaded)
+            elif callable(loaded):
+                registry.register(entry.name, loaded)
+            else:
+                raise TypeError(
+                    f"entry point {entry.name!r} ({entry.value}) is neither a ControllerSpec "
+                    "nor a factory"
+                )
+            _log.debug("registered controller %s from %s", entry.name, entry.value)
+        return registry

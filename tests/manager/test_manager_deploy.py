@@ -1,0 +1,268 @@
+"""deploy/ and the Dockerfile: the manifests are accepted by a real apiserver (server-side dry
+run), the pod passes the "restricted" Pod Security profile, RBAC grants what upstream's
+bootstrap roles grant and nothing more, and the flags in the Deployment are valid."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from kcontrol.manager import parse_args
+from kcontrol.testing.envtest import ControlPlane, find_binary
+
+ROOT = Path(__file__).resolve().parents[2]
+DEPLOY = ROOT / "deploy"
+SERVICE_ACCOUNT = "system:serviceaccount:kcontrol-system:kcontrol-manager"
+
+
+def documents(name: str) -> list[dict[str, Any]]:
+    return [d for d in yaml.safe_load_all((DEPLOY / name).read_text()) if d]
+
+
+def find(kind: str, name: str) -> dict[str, Any]:
+    for file in ("namespace.yaml", "rbac.yaml", "deployment.yaml"):
+        for doc in documents(file):
+            if doc["kind"] == kind and doc["metadata"]["name"] == name:
+                return doc
+    raise AssertionError(f"{kind} {name} not in deploy/")
+
+
+def kubectl(plane: ControlPlane, *args: str, stdin: str | None = None) -> tuple[int, str, str]:
+    done = subprocess.run(
+        [str(find_binary("kubectl")), "--kubeconfig", str(plane.kubeconfig_path), *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    return done.returncode, done.stdout, done.stderr
+
+
+@pytest.fixture
+def installed_namespace(control_plane: ControlPlane) -> None:
+    """The namespace for real (a dry run of namespaced objects needs it to exist)."""
+    code, _, err = kubectl(control_plane, "apply", "-f", str(DEPLOY / "namespace.yaml"))
+    assert code == 0, err
+
+
+def manager_container() -> dict[str, Any]:
+    deployment = find("Deployment", "kcontrol-manager")
+    containers = deployment["spec"]["template"]["spec"]["containers"]
+    assert [c["name"] for c in containers] == ["manager"]
+    container: dict[str, Any] = containers[0]
+    return container
+
+
+def test_kustomization_lists_every_manifest() -> None:
+    kustomization = yaml.safe_load((DEPLOY / "kustomization.yaml").read_text())
+    listed = set(kustomization["resources"])
+    on_disk = {p.name for p in DEPLOY.glob("*.yaml")} - {"kustomization.yaml"}
+    assert listed == on_disk
+
+
+def test_server_side_dry_run_accepts_everything(
+    control_plane: ControlPlane, installed_namespace: None
+) -> None:
+    code, out, err = kubectl(control_plane, "apply", "--dry-run=server", "-k", str(DEPLOY))
+    assert code == 0, err
+    for kind_name in (
+        "namespace/kcontrol-system",
+        "serviceaccount/kcontrol-manager",
+        "clusterrole.rbac.authorization.k8s.io/kcontrol:deployment-controller",
+        "clusterrole.rbac.authorization.k8s.io/kcontrol:replicaset-controller",
+        "role.rbac.authorization.k8s.io/kcontrol:leader-election",
+        "deployment.apps/kcontrol-manager",
+        "service/kcontrol-manager-metrics",
+        "poddisruptionbudget.policy/kcontrol-manager",
+    ):
+        assert kind_name in out, out
+    assert "PodSecurity" not in err, err
+
+
+def _pod_from_template(mutate: Any = None) -> str:
+    template = find("Deployment", "kcontrol-manager")["spec"]["template"]
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "kcontrol-manager-check", "namespace": "kcontrol-system"},
+        "spec": template["spec"],
+    }
+    if mutate is not None:
+        mutate(pod["spec"])
+    return yaml.safe_dump(pod)
+
+
+def test_pod_is_admitted_under_the_restricted_profile(
+    control_plane: ControlPlane, installed_namespace: None
+) -> None:
+    code, _, err = kubectl(
+        control_plane, "create", "--dry-run=server", "-f", "-", stdin=_pod_from_template()
+    )
+    assert code == 0, err
+
+    def privileged(spec: dict[str, Any]) -> None:
+        spec["containers"][0]["securityContext"]["allowPrivilegeEscalation"] = True
+
+    code, _, err = kubectl(
+        control_plane, "create", "--dry-run=server", "-f", "-", stdin=_pod_from_template(privileged)
+    )
+    assert code != 0, "the namespace must enforce the restricted profile"
+    assert "violates PodSecurity" in err
+
+
+def test_container_hardening_and_probes() -> None:
+    deployment = find("Deployment", "kcontrol-manager")
+    pod = deployment["spec"]["template"]["spec"]
+    container = manager_container()
+    assert deployment["spec"]["replicas"] == 2
+    assert pod["securityContext"]["runAsNonRoot"] is True
+    assert pod["securityContext"]["seccompProfile"] == {"type": "RuntimeDefault"}
+    security = container["securityContext"]
+    assert security["allowPrivilegeEscalation"] is False
+    assert security["readOnlyRootFilesystem"] is True
+    assert security["capabilities"] == {"drop": ["ALL"]}
+    assert container["livenessProbe"]["httpGet"]["path"] == "/livez"
+    assert container["readinessProbe"]["httpGet"]["path"] == "/readyz"
+    assert container["resources"]["requests"].keys() >= {"cpu", "memory"}
+    assert pod["serviceAccountName"] == "kcontrol-manager"
+
+
+def test_deployment_flags_parse_and_match_rbac_and_ports() -> None:
+    container = manager_container()
+    options, _ = parse_args(container["args"])
+    options.validate()
+    assert options.leader_elect is True
+    port = container["ports"][0]["containerPort"]
+    assert options.metrics_port == port
+    annotations = find("Deployment", "kcontrol-manager")["spec"]["template"]["metadata"][
+        "annotations"
+    ]
+    assert annotations["prometheus.io/port"] == str(port)
+    service = find("Service", "kcontrol-manager-metrics")
+    assert service["metadata"]["annotations"]["prometheus.io/scrape"] == "true"
+    assert service["spec"]["ports"][0]["targetPort"] == "metrics"
+    role = find("Role", "kcontrol:leader-election")
+    assert role["metadata"]["namespace"] == options.leader_elect_resource_namespace
+    named = [r for r in role["rules"] if r.get("resourceNames")]
+    assert named == [
+        {
+            "apiGroups": ["coordination.k8s.io"],
+            "resources": ["leases"],
+            "resourceNames": [options.leader_elect_resource_name],
+            "verbs": ["get", "update"],
+        }
+    ]
+
+
+# The bootstrap roles (parity.md section 7), as (groups, resources, verbs) per rule.
+UPSTREAM: dict[str, set[tuple[frozenset[str], str, frozenset[str]]]] = {
+    "kcontrol:deployment-controller": {
+        (frozenset({"apps"}), "deployments", frozenset({"get", "list", "watch", "update"})),
+        (frozenset({"apps"}), "deployments/status", frozenset({"update"})),
+        (frozenset({"apps"}), "deployments/finalizers", frozenset({"update"})),
+        (
+            frozenset({"apps"}),
+            "replicasets",
+            frozenset({"get", "list", "watch", "create", "update", "patch", "delete"}),
+        ),
+        (frozenset({""}), "pods", frozenset({"get", "list", "watch", "update"})),
+        (frozenset({"", "events.k8s.io"}), "events", frozenset({"create", "update", "patch"})),
+    },
+    "kcontrol:replicaset-controller": {
+        (frozenset({"apps"}), "replicasets", frozenset({"get", "list", "watch", "update"})),
+        (frozenset({"apps"}), "replicasets/status", frozenset({"update"})),
+        (frozenset({"apps"}), "replicasets/finalizers", frozenset({"update"})),
+        (frozenset({""}), "pods", frozenset({"list", "watch", "patch", "create", "delete"})),
+        (frozenset({"", "events.k8s.io"}), "events", frozenset({"create", "update", "patch"})),
+    },
+}
+
+
+@pytest.mark.parametrize("role", sorted(UPSTREAM))
+def test_cluster_roles_mirror_the_bootstrap_roles(role: str) -> None:
+    rules = find("ClusterRole", role)["rules"]
+    flattened = {
+        (frozenset(rule["apiGroups"]), resource, frozenset(rule["verbs"]))
+        for rule in rules
+        for resource in rule["resources"]
+    }
+    assert flattened == UPSTREAM[role]
+    assert all("resourceNames" not in rule for rule in rules)
+
+
+def test_nothing_grants_secrets_or_wildcards() -> None:
+    text = (DEPLOY / "rbac.yaml").read_text()
+    assert "secrets" not in text
+    assert not re.search(r"""["']\*["']""", text)
+
+
+@pytest.mark.parametrize(
+    ("verb", "resource", "namespace", "allowed"),
+    [
+        pytest.param("list", "pods", "default", True, id="list-pods"),
+        pytest.param("create", "pods", "default", True, id="create-pods"),
+        pytest.param("create", "replicasets.apps", "default", True, id="create-rs"),
+        pytest.param("update", "deployments.apps/status", "default", True, id="deploy-status"),
+        pytest.param("create", "events", "default", True, id="events"),
+        pytest.param("patch", "events.events.k8s.io", "default", True, id="events-v1"),
+        pytest.param("create", "leases.coordination.k8s.io", "kube-system", True, id="lease-new"),
+        pytest.param(
+            "update", "leases.coordination.k8s.io/kcontrol-manager", "kube-system", True, id="own"
+        ),
+        pytest.param(
+            "update",
+            "leases.coordination.k8s.io/kube-controller-manager",
+            "kube-system",
+            False,
+            id="others-lease",
+        ),
+        pytest.param("update", "leases.coordination.k8s.io", "default", False, id="lease-other-ns"),
+        pytest.param("get", "secrets", "default", False, id="no-secrets"),
+        pytest.param("list", "secrets", "kube-system", False, id="no-secrets-system"),
+        pytest.param("delete", "deployments.apps", "default", False, id="no-delete-deploy"),
+        pytest.param("create", "deployments.apps", "default", False, id="no-create-deploy"),
+        pytest.param("get", "configmaps", "default", False, id="no-configmaps"),
+        pytest.param("delete", "nodes", "", False, id="no-nodes"),
+    ],
+)
+def test_service_account_permissions(
+    control_plane: ControlPlane,
+    installed_rbac: None,
+    verb: str,
+    resource: str,
+    namespace: str,
+    allowed: bool,
+) -> None:
+    args = ["auth", "can-i", verb, resource, f"--as={SERVICE_ACCOUNT}"]
+    args += [f"--namespace={namespace}"] if namespace else []
+    code, out, err = kubectl(control_plane, *args)
+    # can-i exits 0 for "yes" and 1 for "no"
+    assert (out.strip(), code) == (("yes", 0) if allowed else ("no", 1)), err
+
+
+@pytest.fixture(scope="module")
+def installed_rbac(control_plane: ControlPlane) -> None:
+    for name in ("namespace.yaml", "rbac.yaml"):
+        code, _, err = kubectl(control_plane, "apply", "-f", str(DEPLOY / name))
+        assert code == 0, err
+
+
+def test_dockerfile_is_multi_stage_non_root_and_runs_the_manager() -> None:
+    dockerfile = (ROOT / "Dockerfile").read_text()
+    stages = re.findall(r"^FROM (\S+)", dockerfile, flags=re.MULTILINE)
+    assert stages == ["python:3.11-slim", "python:3.11-slim"]
+    users = re.findall(r"^USER (\S+)", dockerfile, flags=re.MULTILINE)
+    assert users == ["65532:65532"]
+    pod = find("Deployment", "kcontrol-manager")["spec"]["template"]["spec"]
+    assert pod["securityContext"]["runAsUser"] == 65532
+    assert re.search(r'^ENTRYPOINT \["kcontrol-manager"\]$', dockerfile, flags=re.MULTILINE)
+    ignored = (ROOT / ".dockerignore").read_text().splitlines()
+    assert ignored[1] == "*", "everything not listed stays out of the build context"
+    assert "!kcontrol/" in ignored
+    assert "!controllers/" in ignored

@@ -1,0 +1,367 @@
+"""kcontrol-manager's flags (kube-controller-manager's names and syntax), the controller
+selection, the controller registry and main()'s exit statuses for bad input."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from importlib.metadata import EntryPoint
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import kcontrol
+from examples.configmap_annotator import SPEC
+from kcontrol.manager import (
+    ControllerRegistry,
+    ControllerSpec,
+    ManagerOptions,
+    OptionsError,
+    controller_enabled,
+    main,
+    parse_args,
+    parse_bool,
+    parse_duration,
+)
+from kcontrol.manager import _registry as registry_module
+
+
+@pytest.mark.parametrize(
+    ("text", "seconds"),
+    [
+        pytest.param("15s", 15.0, id="seconds"),
+        pytest.param("500ms", 0.5, id="milliseconds"),
+        pytest.param("1m", 60.0, id="minutes"),
+        pytest.param("1h30m", 5400.0, id="compound"),
+        pytest.param("1m30.5s", 90.5, id="fraction"),
+        pytest.param("0", 0.0, id="bare-zero"),
+        pytest.param("0.5s", 0.5, id="decimal"),
+        pytest.param(".5s", 0.5, id="leading-dot"),
+        pytest.param("250us", 0.00025, id="micro"),
+        pytest.param("250\u00b5s", 0.00025, id="micro-sign"),
+        pytest.param("100ns", 1e-7, id="nano"),
+        pytest.param("-2s", -2.0, id="negative"),
+    ],
+)
+def test_parse_duration(text: str, seconds: float) -> None:
+    assert parse_duration(text) == pytest.approx(seconds)
+
+
+@pytest.mark.parametrize("text", ["", "15", "s", "1x", "1s2", "1.2.3s", "1 s", "--1s"])
+def test_parse_duration_rejects(text: str) -> None:
+    with pytest.raises(ValueError, match="invalid duration"):
+        parse_duration(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [("true", True), ("TRUE", True), ("1", True), ("t", True), ("false", False), ("0", False)],
+)
+def test_parse_bool(text: str, value: bool) -> None:
+    assert parse_bool(text) is value
+
+
+def test_parse_bool_rejects() -> None:
+    with pytest.raises(ValueError, match="invalid boolean"):
+        parse_bool("maybe")
+
+
+def test_defaults_are_kube_controller_managers() -> None:
+    options, version = parse_args([])
+    assert not version
+    assert options == ManagerOptions()
+    assert options.controllers == ("*",)
+    assert options.concurrent_deployment_syncs == 5
+    assert options.concurrent_replicaset_syncs == 5
+    assert (options.kube_api_qps, options.kube_api_burst) == (20.0, 30)
+    assert options.leader_elect is True
+    assert (
+        options.leader_elect_lease_duration,
+        options.leader_elect_renew_deadline,
+        options.leader_elect_retry_period,
+    ) == (15.0, 10.0, 2.0)
+    assert options.leader_elect_resource_name == "kube-controller-manager"
+    assert options.leader_elect_resource_namespace == "kube-system"
+    assert options.leader_elect_resource_lock == "leases"
+    assert (options.bind_address, options.metrics_port) == ("0.0.0.0", 10257)
+    assert (options.verbosity, options.log_format) == (0, "json")
+    assert options.kubeconfig is None and options.master is None
+
+
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        pytest.param(["--kubeconfig=/k"], {"kubeconfig": "/k"}, id="kubeconfig-equals"),
+        pytest.param(["--kubeconfig", "/k"], {"kubeconfig": "/k"}, id="kubeconfig-space"),
+        pytest.param(["--master=https://x:6443"], {"master": "https://x:6443"}, id="master"),
+        pytest.param(["--controllers=*,-foo"], {"controllers": ("*", "-foo")}, id="controllers"),
+        pytest.param(["--controllers", "a, b"], {"controllers": ("a", "b")}, id="spaces"),
+        pytest.param(["--controllers="], {"controllers": ()}, id="controllers-empty"),
+        pytest.param(
+            ["--concurrent-deployment-syncs=10", "--concurrent-replicaset-syncs", "3"],
+            {"concurrent_deployment_syncs": 10, "concurrent_replicaset_syncs": 3},
+            id="concurrency",
+        ),
+        pytest.param(
+            ["--kube-api-qps=50.5", "--kube-api-burst=100"],
+            {"kube_api_qps": 50.5, "kube_api_burst": 100},
+            id="qps-burst",
+        ),
+        pytest.param(["--leader-elect=false"], {"leader_elect": False}, id="elect-false"),
+        pytest.param(["--leader-elect=0"], {"leader_elect": False}, id="elect-zero"),
+        pytest.param(["--leader-elect"], {"leader_elect": True}, id="elect-bare"),
+        pytest.param(["--leader-elect=True"], {"leader_elect": True}, id="elect-True"),
+        pytest.param(
+            [
+                "--leader-elect-lease-duration=4s",
+                "--leader-elect-renew-deadline=3000ms",
+                "--leader-elect-retry-period=0.5s",
+            ],
+            {
+                "leader_elect_lease_duration": 4.0,
+                "leader_elect_renew_deadline": 3.0,
+                "leader_elect_retry_period": 0.5,
+            },
+            id="durations",
+        ),
+        pytest.param(
+            ["--leader-elect-lease-duration=1m", "--leader-elect-renew-deadline=45s"],
+            {"leader_elect_lease_duration": 60.0, "leader_elect_renew_deadline": 45.0},
+            id="minutes",
+        ),
+        pytest.param(
+            [
+                "--leader-elect-resource-name=mine",
+                "--leader-elect-resource-namespace=ops",
+                "--leader-elect-identity=me",
+            ],
+            {
+                "leader_elect_resource_name": "mine",
+                "leader_elect_resource_namespace": "ops",
+                "leader_elect_identity": "me",
+            },
+            id="lease-location",
+        ),
+        pytest.param(
+            ["--bind-address=127.0.0.1", "--metrics-port=0"],
+            {"bind_address": "127.0.0.1", "metrics_port": 0},
+            id="serving",
+        ),
+        pytest.param(["-v", "4"], {"verbosity": 4}, id="v-short"),
+        pytest.param(["-v=2"], {"verbosity": 2}, id="v-short-equals"),
+        pytest.param(["--v=5"], {"verbosity": 5}, id="v-long"),
+        pytest.param(["--log-format=console"], {"log_format": "console"}, id="console"),
+    ],
+)
+def test_flags(argv: list[str], expected: dict[str, Any]) -> None:
+    options, version = parse_args(argv)
+    assert not version
+    for field, value in expected.items():
+        assert getattr(options, field) == value, field
+    options.validate()
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        pytest.param(["--leader-elect=maybe"], id="bad-bool"),
+        pytest.param(["--leader-elect-lease-duration=15"], id="duration-without-unit"),
+        pytest.param(["--log-format=xml"], id="bad-format"),
+        pytest.param(["--kube-api-burst=many"], id="bad-int"),
+        pytest.param(["--leader-elect-resource-lock=configmaps"], id="lock-kind"),
+        pytest.param(["--no-such-flag"], id="unknown-flag"),
+        pytest.param(["positional"], id="positional"),
+        pytest.param(["--kubecon=/k"], id="no-abbreviations"),
+    ],
+)
+def test_invalid_flags_exit_with_usage_status(
+    argv: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(argv) == 2
+    assert "usage: kcontrol-manager" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        pytest.param(
+            ["--leader-elect-lease-duration=10s", "--leader-elect-renew-deadline=10s"],
+            "lease-duration must be greater",
+            id="lease-not-above-renew",
+        ),
+        pytest.param(
+            ["--leader-elect-renew-deadline=2s", "--leader-elect-retry-period=2s"],
+            "1.2 x",
+            id="renew-not-above-retry",
+        ),
+        pytest.param(["--leader-elect-retry-period=0"], "greater than zero", id="zero-retry"),
+        pytest.param(["--concurrent-deployment-syncs=0"], "at least 1", id="no-workers"),
+        pytest.param(["--metrics-port=70000"], "not a port", id="port"),
+        pytest.param(["--controllers=nope"], "not in the list of known", id="unknown-ctrl"),
+        pytest.param(["--controllers=*,-nope"], "'-nope'", id="unknown-disabled"),
+    ],
+)
+def test_inconsistent_flags_exit_2_with_a_reason(
+    argv: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(argv, registry=ControllerRegistry([SPEC])) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_lease_durations_are_not_checked_without_leader_election() -> None:
+    options, _ = parse_args(
+        ["--leader-elect=false", "--leader-elect-lease-duration=1s", "--metrics-port=0"]
+    )
+    options.validate()
+
+
+def test_version_flag(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--version"]) == 0
+    assert capsys.readouterr().out == f"kcontrol-manager v{kcontrol.__version__}\n"
+
+
+def test_help_flag(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--help"]) == 0
+    out = capsys.readouterr().out
+    for flag in (
+        "--kubeconfig",
+        "--master",
+        "--controllers",
+        "--concurrent-deployment-syncs",
+        "--concurrent-replicaset-syncs",
+        "--kube-api-qps",
+        "--kube-api-burst",
+        "--leader-elect",
+        "--leader-elect-lease-duration",
+        "--leader-elect-renew-deadline",
+        "--leader-elect-retry-period",
+        "--leader-elect-resource-name",
+        "--leader-elect-resource-namespace",
+        "--bind-address",
+        "--metrics-port",
+        "--log-format",
+        "--version",
+    ):
+        assert flag in out, flag
+
+
+def test_console_script_prints_the_version() -> None:
+    script = Path(sys.executable).with_name("kcontrol-manager")
+    done = subprocess.run(
+        [str(script), "--version"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0
+    assert done.stdout.strip() == f"kcontrol-manager v{kcontrol.__version__}"
+
+
+def test_no_config_outside_a_cluster_exits_1(tmp_path: Any) -> None:
+    """Without --kubeconfig/--master the manager wants the in-cluster service account; there
+    is none here, so it fails (status 1) instead of guessing."""
+    done = subprocess.run(
+        [sys.executable, "-m", "examples.configmap_annotator", "--metrics-port=0"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)},
+    )
+    assert done.returncode == 1, done.stderr
+    assert "exiting: no usable client configuration" in done.stderr
+    assert "not running in a cluster" in done.stderr
+
+
+# -- controller selection (kube-controller-manager's IsControllerEnabled) ---------------------
+
+
+@pytest.mark.parametrize(
+    ("controllers", "name", "on_by_default", "enabled"),
+    [
+        pytest.param(["*"], "a", True, True, id="star-default-on"),
+        pytest.param(["*"], "a", False, False, id="star-default-off"),
+        pytest.param(["a"], "a", False, True, id="named-default-off"),
+        pytest.param(["b"], "a", True, False, id="not-named-no-star"),
+        pytest.param(["*", "-a"], "a", True, False, id="star-minus"),
+        pytest.param(["-a", "*"], "a", True, False, id="minus-star"),
+        pytest.param(["a", "-a"], "a", True, True, id="first-match-wins"),
+        pytest.param(["-a", "a"], "a", True, False, id="first-match-wins-minus"),
+        pytest.param([], "a", True, False, id="empty"),
+    ],
+)
+def test_controller_enabled(
+    controllers: list[str], name: str, on_by_default: bool, enabled: bool
+) -> None:
+    assert controller_enabled(name, controllers, on_by_default) is enabled
+
+
+def _factory(ctx: Any) -> None:
+    return None
+
+
+def test_registry_select() -> None:
+    registry = ControllerRegistry(
+        [ControllerSpec("b", _factory), ControllerSpec("a", _factory, enabled_by_default=False)]
+    )
+    registry.register("c", _factory)
+    assert registry.names() == ["a", "b", "c"]
+    assert "a" in registry and "z" not in registry
+    assert len(registry) == 3
+    assert [s.name for s in registry.select(["*"])] == ["b", "c"]
+    assert [s.name for s in registry.select(["*", "a", "-c"])] == ["a", "b"]
+    assert [s.name for s in registry.select(["c"])] == ["c"]
+    with pytest.raises(OptionsError, match="'x' is not in the list of known controllers"):
+        registry.select(["x"])
+
+
+@pytest.mark.parametrize("name", ["", "*", "-a", "a,b"])
+def test_registry_rejects_bad_names(name: str) -> None:
+    with pytest.raises(ValueError, match="invalid controller name"):
+        ControllerRegistry().register(name, _factory)
+
+
+def test_registry_rejects_duplicates() -> None:
+    registry = ControllerRegistry([ControllerSpec("a", _factory)])
+    with pytest.raises(ValueError, match="twice"):
+        registry.register("a", _factory)
+
+
+def test_registry_from_entry_points(monkeypatch: pytest.MonkeyPatch) -> None:
+    group = "kcontrol.controllers"
+    points = [
+        EntryPoint("configmap-annotator", "examples.configmap_annotator:SPEC", group),
+        EntryPoint("plain", "tests_manager_fake:factory", group),
+    ]
+    monkeypatch.setitem(sys.modules, "tests_manager_fake", _FakeModule())
+    seen: list[str] = []
+
+    def fake_entry_points(*, group: str) -> list[EntryPoint]:
+        seen.append(group)
+        return points
+
+    monkeypatch.setattr(registry_module, "entry_points", fake_entry_points)
+    registry = ControllerRegistry.from_entry_points()
+    assert seen == ["kcontrol.controllers"]
+    assert registry.names() == ["configmap-annotator", "plain"]
+    assert [s.factory for s in registry] == [SPEC.factory, _factory]
+
+
+def test_registry_entry_point_name_must_match_its_spec(monkeypatch: pytest.MonkeyPatch) -> None:
+    point = EntryPoint("other-name", "examples.configmap_annotator:SPEC", "kcontrol.controllers")
+    monkeypatch.setattr(registry_module, "entry_points", lambda *, group: [point])
+    with pytest.raises(ValueError, match="names controller spec"):
+        ControllerRegistry.from_entry_points()
+
+
+def test_installed_entry_points_load() -> None:
+    """Whatever the installed distributions declare loads (kcontrol itself declares none, and
+    never imports `controllers` to find them)."""
+    registry = ControllerRegistry.from_entry_points()
+    assert all(spec.name for spec in registry)
+
+
+class _FakeModule:
+    factory = staticmethod(_factory)

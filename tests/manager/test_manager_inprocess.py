@@ -1,0 +1,231 @@
+"""The Manager in this process against the real apiserver: it runs the example controller,
+serves health and metrics, and on shutdown drains, releases the lease and leaves nothing
+behind (the _loop_hygiene fixture fails the test on a leaked task or an unclosed session)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import gc
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from manager_helpers import (
+    admin_client,
+    annotations,
+    create_configmap,
+    eventually,
+    free_port,
+    http_get,
+    lease_spec,
+)
+from prometheus_client import CollectorRegistry
+
+from examples.configmap_annotator import SPEC
+from kcontrol.client import LEASES, ApiClient
+from kcontrol.leaderelection import LeadershipLost
+from kcontrol.manager import ControllerRegistry, Manager, ManagerOptions
+from kcontrol.testing.envtest import ControlPlane
+
+
+def options(plane: ControlPlane, namespace: str, **overrides: Any) -> ManagerOptions:
+    values: dict[str, Any] = {
+        "kubeconfig": str(plane.kubeconfig_path),
+        "leader_elect_lease_duration": 4.0,
+        "leader_elect_renew_deadline": 3.0,
+        "leader_elect_retry_period": 0.5,
+        "leader_elect_resource_namespace": namespace,
+        "leader_elect_resource_name": f"lease-{uuid.uuid4().hex[:8]}",
+        "leader_elect_identity": "in-process",
+        "bind_address": "127.0.0.1",
+        "metrics_port": free_port(),
+        **overrides,
+    }
+    return ManagerOptions(**values)
+
+
+@contextlib.contextmanager
+def loop_reports() -> Iterator[list[str]]:
+    """Collect what the event loop reports (unclosed sessions, lost task exceptions) while
+    the block runs, plus what a final garbage collection finds; also passed on as usual."""
+    loop = asyncio.get_running_loop()
+    reports: list[str] = []
+    previous = loop.get_exception_handler()
+
+    def handler(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+        reports.append(str(context.get("message")))
+        if previous is not None:
+            previous(loop, context)
+        else:
+            loop.default_exception_handler(context)
+
+    loop.set_exception_handler(handler)
+    try:
+        yield reports
+        gc.collect()
+    finally:
+        loop.set_exception_handler(previous)
+
+
+async def stop(manager: Manager, task: asyncio.Task[None]) -> None:
+    manager.shutdown()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+
+
+async def test_leading_manager_syncs_serves_and_releases_the_lease_on_shutdown(
+    control_plane: ControlPlane, namespace: str
+) -> None:
+    opts = options(control_plane, namespace)
+    port = opts.metrics_port
+    manager = Manager(opts, ControllerRegistry([SPEC]), registry=CollectorRegistry())
+    assert manager.controller_names == ["configmap-annotator"]
+    async with await admin_client(control_plane) as client:
+        await create_configmap(client, namespace, "before")
+        with loop_reports() as reports:
+            await run_and_check(manager, client, namespace, opts)
+        # Everything the manager started has ended with it, and its session is closed.
+        others = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+        assert others == []
+        assert reports == []
+        assert not manager.leading()
+        spec = await lease_spec(client, namespace, opts.leader_elect_resource_name)
+        assert spec is not None
+        assert spec.get("holderIdentity", "") == ""
+        assert spec["leaseDurationSeconds"] == 1
+        status, _ = await http_get(port, "/healthz")
+        assert status == 0, "the health server must be closed after shutdown"
+
+
+async def run_and_check(
+    manager: Manager, client: ApiClient, namespace: str, opts: ManagerOptions
+) -> None:
+    port = opts.metrics_port
+    task = asyncio.create_task(manager.run())
+    try:
+        status, body = await eventually(
+            lambda: _ok(http_get(port, "/readyz?verbose")), within=30, message="/readyz 200"
+        )
+        assert "[+]informer-sync ok" in body
+        assert "[+]leaderElection ok" in body
+        await eventually(
+            lambda: _equals(annotations(client, namespace), {"before": "in-process"}),
+            within=30,
+            message="existing ConfigMap annotated",
+        )
+        await create_configmap(client, namespace, "after")
+        await eventually(
+            lambda: _equals(
+                annotations(client, namespace), {"before": "in-process", "after": "in-process"}
+            ),
+            within=30,
+            message="new ConfigMap annotated",
+        )
+        spec = await lease_spec(client, namespace, opts.leader_elect_resource_name)
+        assert spec is not None
+        assert spec["holderIdentity"] == "in-process"
+        assert spec["leaseDurationSeconds"] == 4
+        assert manager.leading()
+
+        status, metrics = await http_get(port, "/metrics")
+        assert status == 200
+        assert (
+            'controller_runtime_reconcile_total{controller="configmap-annotator",'
+            'result="success"}' in metrics
+        )
+        assert 'workqueue_adds_total{name="configmap-annotator"}' in metrics
+        assert 'leader_election_master_status{name="' in metrics
+        assert "process_cpu_seconds_total" not in metrics  # only what we registered
+    finally:
+        await stop(manager, task)
+
+
+async def test_manager_without_leader_election_runs_at_once_and_writes_no_lease(
+    control_plane: ControlPlane, namespace: str
+) -> None:
+    opts = options(control_plane, namespace, leader_elect=False, metrics_port=0)
+    manager = Manager(opts, ControllerRegistry([SPEC]), registry=CollectorRegistry())
+    async with await admin_client(control_plane) as client:
+        task = asyncio.create_task(manager.run())
+        try:
+            await create_configmap(client, namespace, "one")
+            await eventually(
+                lambda: _equals(annotations(client, namespace), {"one": "in-process"}),
+                within=30,
+                message="ConfigMap annotated",
+            )
+            assert manager.leading()
+        finally:
+            await stop(manager, task)
+        assert await lease_spec(client, namespace, opts.leader_elect_resource_name) is None
+
+
+async def test_disabled_controller_is_not_started(
+    control_plane: ControlPlane, namespace: str
+) -> None:
+    opts = options(
+        control_plane,
+        namespace,
+        leader_elect=False,
+        controllers=("*", "-configmap-annotator"),
+        metrics_port=0,
+    )
+    manager = Manager(opts, ControllerRegistry([SPEC]), registry=CollectorRegistry())
+    assert manager.controller_names == []
+    async with await admin_client(control_plane) as client:
+        task = asyncio.create_task(manager.run())
+        try:
+            await create_configmap(client, namespace, "ignored")
+            await asyncio.sleep(1.0)
+            assert await annotations(client, namespace) == {"ignored": None}
+        finally:
+            await stop(manager, task)
+
+
+async def test_lost_lease_stops_controllers_and_raises(
+    control_plane: ControlPlane, namespace: str
+) -> None:
+    """Another writer takes the Lease over: the manager stops every controller, then raises
+    LeadershipLost (main turns that into exit status 1)."""
+    opts = options(control_plane, namespace, metrics_port=0)
+    manager = Manager(opts, ControllerRegistry([SPEC]), registry=CollectorRegistry())
+    name = opts.leader_elect_resource_name
+    async with await admin_client(control_plane) as client:
+        task = asyncio.create_task(manager.run())
+        try:
+            await eventually(
+                lambda: _holder_is(lease_spec(client, namespace, name), "in-process"),
+                within=30,
+                message="lease acquired",
+            )
+            lease = await client.get(LEASES, name, namespace=namespace)
+            lease["spec"]["holderIdentity"] = "usurper"
+            await client.update(LEASES, lease)
+            with pytest.raises(LeadershipLost):
+                await asyncio.wait_for(task, timeout=30)
+        finally:
+            if not task.done():
+                await stop(manager, task)
+        assert not manager.leading()
+        await create_configmap(client, namespace, "after-loss")
+        await asyncio.sleep(0.5)
+        assert (await annotations(client, namespace))["after-loss"] is None
+        spec = await lease_spec(client, namespace, name)
+        assert spec is not None
+        assert spec["holderIdentity"] == "usurper", "a deposed leader must not release"
+
+
+async def _ok(probe: Any) -> tuple[int, str] | None:
+    status, body = await probe
+    return (status, body) if status == 200 else None
+
+
+async def _equals(probe: Any, expected: Any) -> bool:
+    return bool(await probe == expected)
+
+
+async def _holder_is(probe: Any, holder: str) -> bool:
+    spec = await probe
+    return bool(spec and spec.get("holderIdentity") == holder)
