@@ -8,7 +8,7 @@ class they care about; everything else propagates.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
 __all__ = [
@@ -16,16 +16,25 @@ __all__ = [
     "ApiConnectionError",
     "ApiError",
     "BadRequest",
+    "CannotAdopt",
+    "ClaimError",
+    "ConfigError",
     "Conflict",
     "Forbidden",
     "Gone",
     "InternalError",
     "Invalid",
+    "InvalidLeaderElectionConfig",
     "KcontrolError",
+    "LeadershipLost",
+    "LockNotInitialized",
     "MethodNotAllowed",
     "NotFound",
+    "OptionsError",
+    "SelectorError",
     "ServerTimeout",
     "ServiceUnavailable",
+    "ShutDown",
     "TooManyRequests",
     "Unauthorized",
     "api_error_from_status",
@@ -35,6 +44,76 @@ __all__ = [
 
 class KcontrolError(Exception):
     """Base class of every exception kcontrol raises on purpose."""
+
+
+# -- errors of kcontrol's own components ------------------------------------------------------
+# Each is re-exported by the package that raises it (kcontrol.workqueue.ShutDown, ...).
+
+
+class ShutDown(KcontrolError):
+    """Raised by a work queue's ``get()`` once the queue is shut down and holds nothing more
+    to hand out.
+
+    It is the worker's signal to return; it never means an item was lost.
+    """
+
+
+class SelectorError(KcontrolError, ValueError):
+    """A label selector, requirement, key or value is malformed."""
+
+
+class ConfigError(KcontrolError):
+    """No usable client configuration: missing or malformed kubeconfig, not in a cluster."""
+
+
+class InvalidLeaderElectionConfig(KcontrolError, ValueError):
+    """A leader election configuration breaks one of its constraints."""
+
+
+class LeadershipLost(KcontrolError):
+    """The lease could not be renewed within the renew deadline (or another candidate took it).
+
+    Raised by ``LeaderElector.run`` after the guarded work has been cancelled and has
+    finished. The process should exit (non-zero), as kube-controller-manager does, and start
+    over as a standby.
+    """
+
+
+class LockNotInitialized(KcontrolError):
+    """A resource lock's ``update`` was called before the lock object was read or created."""
+
+
+class CannotAdopt(KcontrolError):
+    """The pre-adoption check refused: the controller is gone, replaced, or being deleted.
+
+    The underlying failure (for example the GET's :class:`ApiError`) is the ``__cause__``.
+    """
+
+
+class ClaimError(KcontrolError):
+    """Some adoptions or releases of a claim pass failed; the others were still carried out.
+
+    ``errors`` holds each failure in the order the objects were processed (an
+    :class:`ApiError` of the patch, or :class:`CannotAdopt`). The usual reaction is to
+    requeue the controller and let the next sync try again. ``claimed`` holds the objects
+    that were owned after the pass all the same (what ``claim`` would have returned).
+    """
+
+    def __init__(self, errors: Sequence[Exception], claimed: Sequence[dict[str, Any]] = ()) -> None:
+        self.errors: tuple[Exception, ...] = tuple(errors)
+        self.claimed: list[dict[str, Any]] = list(claimed)
+        if len(self.errors) == 1:
+            message = str(self.errors[0])
+        else:
+            message = "[" + ", ".join(str(e) for e in self.errors) + "]"
+        super().__init__(message)
+
+
+class OptionsError(KcontrolError, ValueError):
+    """A command-line flag value is invalid; the message names the flag."""
+
+
+# -- API errors ---------------------------------------------------------------------------------
 
 
 class ApiConnectionError(KcontrolError):

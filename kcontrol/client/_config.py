@@ -34,7 +34,7 @@ from kubernetes_asyncio.config.kube_config import (
 )
 
 from kcontrol.clock import Clock, RealClock
-from kcontrol.errors import KcontrolError
+from kcontrol.errors import ConfigError
 
 __all__ = [
     "AuthProvider",
@@ -53,10 +53,6 @@ TOKEN_REFRESH_INTERVAL = 60.0
 
 EXEC_EXPIRY_SKEW = timedelta(minutes=5)
 """An exec plugin's token is renewed this long before its ``expirationTimestamp``."""
-
-
-class ConfigError(KcontrolError):
-    """No usable configuration: missing or malformed kubeconfig, not running in a cluster."""
 
 
 class AuthProvider(Protocol):

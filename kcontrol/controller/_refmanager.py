@@ -28,7 +28,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
 from kcontrol.client import Object, PatchType, Reader, Resource, Writer
-from kcontrol.errors import Invalid, KcontrolError, NotFound
+from kcontrol.errors import CannotAdopt, ClaimError, Invalid, NotFound
 from kcontrol.labels import Selector
 
 __all__ = [
@@ -45,34 +45,6 @@ _log = logging.getLogger(__name__)
 
 CanAdopt = Callable[[], Awaitable[None]]
 """The pre-adoption check: returns when adoption may go ahead, raises to refuse it."""
-
-
-class CannotAdopt(KcontrolError):
-    """The pre-adoption check refused: the controller is gone, replaced, or being deleted.
-
-    The underlying failure (for example the GET's :class:`~kcontrol.errors.ApiError`) is the
-    ``__cause__``.
-    """
-
-
-class ClaimError(KcontrolError):
-    """Some adoptions or releases of a claim pass failed; the others were still carried out.
-
-    ``errors`` holds each failure in the order the objects were processed (an
-    :class:`~kcontrol.errors.ApiError` of the patch, or :class:`CannotAdopt`). The usual
-    reaction is to requeue the controller and let the next sync try again. ``claimed`` holds
-    the objects that were owned after the pass all the same (what :meth:`claim` would have
-    returned).
-    """
-
-    def __init__(self, errors: Sequence[Exception], claimed: Sequence[Object] = ()) -> None:
-        self.errors: tuple[Exception, ...] = tuple(errors)
-        self.claimed: list[Object] = list(claimed)
-        if len(self.errors) == 1:
-            message = str(self.errors[0])
-        else:
-            message = "[" + ", ".join(str(e) for e in self.errors) + "]"
-        super().__init__(message)
 
 
 def get_controller_of(obj: Mapping[str, Any]) -> dict[str, Any] | None:

@@ -23,7 +23,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, NoReturn
 
-from kcontrol.errors import KcontrolError
+from kcontrol.errors import SelectorError
 from kcontrol.labels._validation import label_key_errors, label_value_errors
 
 __all__ = [
@@ -35,10 +35,6 @@ __all__ = [
     "nothing",
     "selector_from_set",
 ]
-
-
-class SelectorError(KcontrolError, ValueError):
-    """A label selector, requirement, key or value is malformed."""
 
 
 class Operator(enum.StrEnum):

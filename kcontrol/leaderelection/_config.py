@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from prometheus_client import CollectorRegistry
 
 from kcontrol.clock import Clock, RealClock
-from kcontrol.errors import KcontrolError
+from kcontrol.errors import InvalidLeaderElectionConfig
 from kcontrol.leaderelection._lock import ResourceLock
 
 __all__ = [
@@ -22,10 +22,6 @@ JITTER_FACTOR = 1.2
 """client-go's ``leaderelection.JitterFactor``: acquire retries wait ``retry_period`` times a
 random factor in ``[1, 1 + JITTER_FACTOR)``, and ``renew_deadline`` must exceed
 ``JITTER_FACTOR * retry_period``."""
-
-
-class InvalidLeaderElectionConfig(KcontrolError, ValueError):
-    """A :class:`LeaderElectionConfig` breaks one of its constraints."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -39,7 +39,7 @@ from types import TracebackType
 import structlog
 
 from kcontrol.clock import Clock, TimerHandle
-from kcontrol.errors import Conflict, KcontrolError, NotFound
+from kcontrol.errors import Conflict, KcontrolError, LeadershipLost, NotFound
 from kcontrol.leaderelection._config import JITTER_FACTOR, LeaderElectionConfig
 from kcontrol.leaderelection._metrics import LeaderMetrics
 from kcontrol.leaderelection._record import LeaderElectionRecord
@@ -53,15 +53,6 @@ GuardedWork = Callable[[], Awaitable[None]]
 # How long after the observed expiry of another holder's lease a standby retries: the lease is
 # valid while ``observed + duration > now``, so the attempt must come strictly after it.
 _EXPIRY_MARGIN = 0.001
-
-
-class LeadershipLost(KcontrolError):
-    """The lease could not be renewed within the renew deadline (or another candidate took it).
-
-    Raised by :meth:`LeaderElector.run` after the guarded work has been cancelled and has
-    finished. The process should exit (non-zero), as kube-controller-manager does, and start
-    over as a standby.
-    """
 
 
 class _Deadline:

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from typing import Any, Protocol
 
 from kcontrol.client import LEASES, Client, Object
-from kcontrol.errors import KcontrolError
+from kcontrol.errors import LockNotInitialized
 from kcontrol.leaderelection._record import (
     LeaderElectionRecord,
     record_from_lease_spec,
@@ -62,10 +62,6 @@ class ResourceLock(Protocol):
     def record_event(self, message: str) -> None:
         """Record ``"<identity> <message>"`` as an Event on the lock object, if configured."""
         ...
-
-
-class LockNotInitialized(KcontrolError):
-    """``update`` was called before the lock object was read or created."""
 
 
 class LeaseLock:

@@ -20,6 +20,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from kcontrol.errors import OptionsError
 from kcontrol.logging import LOG_FORMATS, LogFormat
 
 __all__ = [
@@ -42,10 +43,6 @@ _DURATION_UNITS = {
     "h": 3600.0,
 }
 _DURATION_PART = re.compile("(\\d+(?:\\.\\d*)?|\\.\\d+)(ns|us|\u00b5s|\u03bcs|ms|s|m|h)")
-
-
-class OptionsError(ValueError):
-    """A flag value is invalid; the message names the flag."""
 
 
 def parse_duration(text: str) -> float:

@@ -11,19 +11,12 @@ from typing import Generic, TypeVar
 from prometheus_client import CollectorRegistry
 
 from kcontrol.clock import Clock, RealClock
-from kcontrol.errors import KcontrolError
+from kcontrol.errors import ShutDown
 from kcontrol.workqueue._metrics import new_queue_metrics
 
 __all__ = ["Queue", "ShutDown", "T"]
 
 T = TypeVar("T", bound=Hashable)
-
-
-class ShutDown(KcontrolError):
-    """Raised by ``get()`` once the queue is shut down and holds nothing more to hand out.
-
-    It is the worker's signal to return; it never means an item was lost.
-    """
 
 
 class Queue(Generic[T]):
