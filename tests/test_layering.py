@@ -18,6 +18,7 @@ ROOT = Path(__file__).resolve().parent.parent
 LAYERS: dict[str, int] = {
     "kcontrol.clock": 0,
     "kcontrol.errors": 0,
+    "kcontrol._registry": 0,
     "kcontrol.labels": 1,
     "kcontrol.workqueue": 1,
     "kcontrol.client": 1,

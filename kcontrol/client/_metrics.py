@@ -13,11 +13,11 @@
 
 from __future__ import annotations
 
-import threading
-import weakref
 from dataclasses import dataclass
 
-from prometheus_client import REGISTRY, CollectorRegistry, Counter, Histogram
+from prometheus_client import CollectorRegistry, Counter, Histogram
+
+from kcontrol._registry import PerRegistry
 
 __all__ = ["RequestMetrics"]
 
@@ -42,13 +42,7 @@ class RequestMetrics:
         A registry refuses a second family of the same name, and many clients share one
         registry, so the families are created once per registry and cached.
         """
-        registry = REGISTRY if registry is None else registry
-        with _lock:
-            metrics = _by_registry.get(registry)
-            if metrics is None:
-                metrics = cls._create(registry)
-                _by_registry[registry] = metrics
-            return metrics
+        return _by_registry.get(registry)
 
     @classmethod
     def _create(cls, registry: CollectorRegistry) -> RequestMetrics:
@@ -86,7 +80,4 @@ class RequestMetrics:
         self.rate_limiter_duration.labels(verb=method, host=host).observe(seconds)
 
 
-_lock = threading.Lock()
-_by_registry: weakref.WeakKeyDictionary[CollectorRegistry, RequestMetrics] = (
-    weakref.WeakKeyDictionary()
-)
+_by_registry = PerRegistry(RequestMetrics._create)

@@ -21,9 +21,10 @@ The families are created once per registry and shared by every broadcaster regis
 from __future__ import annotations
 
 import threading
-import weakref
 
-from prometheus_client import REGISTRY, CollectorRegistry, Counter
+from prometheus_client import CollectorRegistry, Counter
+
+from kcontrol._registry import PerRegistry
 
 __all__ = ["EventMetrics"]
 
@@ -46,18 +47,7 @@ class _Families:
         )
 
 
-_families_by_registry: weakref.WeakKeyDictionary[CollectorRegistry, _Families] = (
-    weakref.WeakKeyDictionary()
-)
-
-
-def _families(registry: CollectorRegistry | None) -> _Families:
-    registry = REGISTRY if registry is None else registry
-    with _LOCK:
-        families = _families_by_registry.get(registry)
-        if families is None:
-            families = _families_by_registry[registry] = _Families(registry)
-        return families
+_families = PerRegistry(_Families).get
 
 
 class EventMetrics:

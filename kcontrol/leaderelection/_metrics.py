@@ -11,10 +11,9 @@ once per :class:`~prometheus_client.CollectorRegistry` and shared by every elect
 
 from __future__ import annotations
 
-import threading
-import weakref
+from prometheus_client import CollectorRegistry, Counter, Gauge
 
-from prometheus_client import REGISTRY, CollectorRegistry, Counter, Gauge
+from kcontrol._registry import PerRegistry
 
 __all__ = ["LeaderMetrics"]
 
@@ -40,17 +39,7 @@ class _Families:
         )
 
 
-_lock = threading.Lock()
-_by_registry: weakref.WeakKeyDictionary[CollectorRegistry, _Families] = weakref.WeakKeyDictionary()
-
-
-def _families(registry: CollectorRegistry | None) -> _Families:
-    registry = REGISTRY if registry is None else registry
-    with _lock:
-        families = _by_registry.get(registry)
-        if families is None:
-            families = _by_registry[registry] = _Families(registry)
-        return families
+_families = PerRegistry(_Families).get
 
 
 class LeaderMetrics:

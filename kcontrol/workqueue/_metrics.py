@@ -39,7 +39,7 @@ from bisect import bisect_left
 from collections.abc import Callable, Hashable, Iterator
 from typing import Any, cast
 
-from prometheus_client import REGISTRY, CollectorRegistry
+from prometheus_client import CollectorRegistry
 from prometheus_client.core import (
     CounterMetricFamily,
     GaugeMetricFamily,
@@ -48,6 +48,7 @@ from prometheus_client.core import (
 )
 from prometheus_client.utils import floatToGoString
 
+from kcontrol._registry import PerRegistry
 from kcontrol.clock import Clock, RealClock
 
 __all__ = [
@@ -245,22 +246,14 @@ def _cumulative(counts: list[int]) -> list[tuple[str, float]]:
     return buckets
 
 
-_collectors_lock = threading.Lock()
-_collectors: weakref.WeakKeyDictionary[CollectorRegistry, _WorkqueueCollector] = (
-    weakref.WeakKeyDictionary()
-)
+def _register_collector(registry: CollectorRegistry) -> _WorkqueueCollector:
+    collector = _WorkqueueCollector()
+    registry.register(collector)
+    return collector
 
 
-def _collector(registry: CollectorRegistry | None) -> _WorkqueueCollector:
-    """The workqueue collector of ``registry`` (default: the global one), registered once."""
-    registry = REGISTRY if registry is None else registry
-    with _collectors_lock:
-        collector = _collectors.get(registry)
-        if collector is None:
-            collector = _WorkqueueCollector()
-            registry.register(collector)
-            _collectors[registry] = collector
-        return collector
+_collector = PerRegistry(_register_collector).get
+"""The workqueue collector of a registry (default: the global one), registered once."""
 
 
 class QueueMetrics:
