@@ -20,15 +20,11 @@ The families are created once per registry and shared by every broadcaster regis
 
 from __future__ import annotations
 
-import threading
-
 from prometheus_client import CollectorRegistry, Counter
 
 from kcontrol._registry import PerRegistry
 
 __all__ = ["EventMetrics"]
-
-_LOCK = threading.Lock()
 
 
 class _Families:
