@@ -8,6 +8,9 @@ forwards every request and streams every response (watches included) until told 
 - :meth:`FaultProxy.blackhole` makes the proxy go silent without closing anything: open
   streams stop relaying bytes and new requests are never answered - a half-open connection as
   far as the client can tell; :meth:`FaultProxy.restore` ends that;
+- :meth:`FaultProxy.freeze_existing_streams` leaves every response already streaming hung for
+  good (open, nothing relayed, not even its end) while new requests go through: the client's
+  old connections went half-open, its new ones work;
 - :meth:`FaultProxy.drop_connections` closes every open stream at once.
 
 Every request is recorded in :attr:`FaultProxy.requests` so tests can bound the request rate.
@@ -73,6 +76,14 @@ class _State:
     resume: asyncio.Event = field(default_factory=asyncio.Event)
 
 
+@dataclass
+class _Frozen:
+    """Whether a streaming response is frozen, and the event that lets it finish then."""
+
+    frozen: bool = False
+    release: asyncio.Event = field(default_factory=asyncio.Event)
+
+
 _REASONS = {
     410: "Expired",
     429: "TooManyRequests",
@@ -97,7 +108,8 @@ class FaultProxy:
         self.requests: list[ProxiedRequest] = []
         self._state = _State()
         self._state.resume.set()
-        self._streams: set[web.StreamResponse] = set()
+        # Each streaming response, with the event that releases it once frozen.
+        self._streams: dict[web.StreamResponse, _Frozen] = {}
         self._runner: web.AppRunner | None = None
         self._session: aiohttp.ClientSession | None = None
         self.port = 0
@@ -135,12 +147,22 @@ class FaultProxy:
         """End :meth:`blackhole`; held requests proceed."""
         self._state.resume.set()
 
+    def freeze_existing_streams(self) -> int:
+        """Hang every response streaming now, for good: it stays open but relays nothing more
+        (bytes held by :meth:`blackhole` included) and never ends, while requests arriving
+        later are served normally (unless blackholed). Returns how many were frozen.
+        :meth:`drop_connections` and leaving the proxy release them."""
+        for frozen in self._streams.values():
+            frozen.frozen = True
+        return len(self._streams)
+
     async def drop_connections(self) -> None:
-        """Close every open response stream abruptly."""
-        for stream in list(self._streams):
+        """Close every open response stream abruptly (frozen ones included)."""
+        for stream, frozen in list(self._streams.items()):
             transport = stream._req.transport if stream._req is not None else None
             if transport is not None:
                 transport.abort()
+            frozen.release.set()
         self._streams.clear()
 
     def count(self, predicate: Callable[[ProxiedRequest], bool] = lambda _: True) -> int:
@@ -235,14 +257,19 @@ class FaultProxy:
             if upstream.headers.get("Content-Encoding"):
                 response.headers["Content-Encoding"] = upstream.headers["Content-Encoding"]
             await response.prepare(request)
-            self._streams.add(response)
+            frozen = self._streams[response] = _Frozen()
             try:
                 async for chunk in upstream.content.iter_any():
                     await self._state.resume.wait()
+                    if frozen.frozen:
+                        break
                     await response.write(chunk)
+                if frozen.frozen:
+                    await frozen.release.wait()  # hung until dropped or the proxy exits
+                    return response
                 await response.write_eof()
             except (ConnectionResetError, aiohttp.ClientError):
                 pass
             finally:
-                self._streams.discard(response)
+                self._streams.pop(response, None)
             return response
