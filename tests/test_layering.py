@@ -19,6 +19,7 @@ LAYERS: dict[str, int] = {
     "kcontrol.clock": 0,
     "kcontrol.errors": 0,
     "kcontrol._registry": 0,
+    "kcontrol._gc": 0,
     "kcontrol.labels": 1,
     "kcontrol.workqueue": 1,
     "kcontrol.client": 1,

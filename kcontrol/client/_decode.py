@@ -19,7 +19,14 @@ Plain dicts keep every field, so objects can be written back without loss; typed
 are cheaper only because they drop what they do not declare. Most of a big LIST's decode
 time is the cyclic GC running over and over as the heap grows, hence the pause below.
 Interning repeated string values saves a quarter of the memory but costs more than the
-decode itself, so it is not done here.
+decode itself, so it is not done by default (see :func:`kcontrol.informers.intern_strings`).
+
+:func:`decode_list` serves callers that transform every item (an informer dropping
+``managedFields``): the list is split into raw items first (msgspec, no copy, no decode),
+then each item is decoded and transformed before the next, so the untransformed objects
+are never all alive at once. At 50,000 pods with ``managedFields`` dropped that halves
+the cache's memory (the bytes a whole-list decode frees stay behind as holes in CPython's
+allocator pools) and cuts the peak by more than half (``bench/informer.py``).
 
 Watch bodies are newline-delimited JSON; :class:`LineSplitter` cuts them into lines of any
 length (aiohttp's ``readline`` refuses lines over its buffer limit, and one big object must
@@ -28,13 +35,18 @@ not break a watch).
 
 from __future__ import annotations
 
-import gc
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
+import msgspec
 import orjson
 
-__all__ = ["LineSplitter", "decode_json", "encode_json"]
+from kcontrol._gc import gc_paused
+
+__all__ = ["ItemHook", "LineSplitter", "decode_json", "decode_list", "encode_json"]
+
+ItemHook = Callable[[dict[str, Any]], dict[str, Any]]
+"""Called with each decoded list item; returns the item to keep (the same or another)."""
 
 GC_PAUSE_THRESHOLD = 256 * 1024
 """Bodies at least this large are decoded with the cyclic GC paused (see :func:`decode_json`)."""
@@ -49,13 +61,51 @@ def decode_json(data: bytes | bytearray | memoryview) -> Any:
     bodies are therefore decoded with the collector paused for the (synchronous) call; the
     young-generation pass it defers costs far less than the collections it avoids.
     """
-    if len(data) < GC_PAUSE_THRESHOLD or not gc.isenabled():
+    if len(data) < GC_PAUSE_THRESHOLD:
         return orjson.loads(data)
-    gc.disable()
-    try:
+    with gc_paused():
         return orjson.loads(data)
-    finally:
-        gc.enable()
+
+
+class _ListEnvelope(msgspec.Struct, omit_defaults=True):
+    """A ``*List`` object with its items left undecoded (``msgspec.Raw`` slices of the body).
+    A list has no other top-level fields than these four."""
+
+    apiVersion: str | None = None
+    kind: str | None = None
+    metadata: dict[str, Any] | None = None
+    items: list[msgspec.Raw] | None = None
+
+
+_ENVELOPE = msgspec.json.Decoder(_ListEnvelope)
+
+
+def decode_list(data: bytes | bytearray | memoryview, item_hook: ItemHook) -> dict[str, Any]:
+    """Decode a LIST body, passing each item through ``item_hook`` as soon as it is decoded.
+
+    The result has the shape :func:`decode_json` would give (``items`` is always a list).
+    Raises :class:`ValueError` if ``data`` is not JSON or not a list object. The cyclic GC
+    is paused throughout (see :mod:`kcontrol._gc`); ``item_hook`` must not rely on it.
+    """
+    with gc_paused():
+        try:
+            envelope = _ENVELOPE.decode(data)
+        except msgspec.DecodeError as e:  # ValidationError is a subclass
+            raise ValueError(f"not a list object: {e}") from e
+        items: list[dict[str, Any]] = []
+        for index, raw in enumerate(envelope.items or ()):
+            item = orjson.loads(memoryview(raw))
+            if not isinstance(item, dict):
+                raise ValueError(f"list item {index} is not an object")
+            items.append(item_hook(item))
+    result: dict[str, Any] = {}
+    if envelope.apiVersion is not None:
+        result["apiVersion"] = envelope.apiVersion
+    if envelope.kind is not None:
+        result["kind"] = envelope.kind
+    result["metadata"] = envelope.metadata or {}
+    result["items"] = items
+    return result
 
 
 def _default(value: Any) -> Any:

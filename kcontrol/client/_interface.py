@@ -10,7 +10,7 @@ both implement :class:`Client`.
 from __future__ import annotations
 
 import enum
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from typing import Any, NamedTuple, Protocol
@@ -127,9 +127,13 @@ class Reader(Protocol):
         resource_version_match: str | None = None,
         limit: int | None = None,
         continue_: str | None = None,
+        transform: Callable[[Object], Object] | None = None,
     ) -> Object:
         """One page of a LIST: the list object (``items``, ``metadata.resourceVersion``,
-        ``metadata.continue``). Pass ``continue_`` from the previous page to get the next."""
+        ``metadata.continue``). Pass ``continue_`` from the previous page to get the next.
+        ``transform``, if given, is applied to each item (after ``kind``/``apiVersion`` are
+        filled in) and its result is what ``items`` holds; implementations should apply it
+        as each item is decoded, so untransformed items need not all exist at once."""
         ...
 
     def watch(

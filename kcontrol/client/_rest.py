@@ -17,7 +17,7 @@ from typing import Any, Self
 from prometheus_client import CollectorRegistry
 
 from kcontrol.client._config import ClientConfig
-from kcontrol.client._decode import encode_json
+from kcontrol.client._decode import ItemHook, decode_list, encode_json
 from kcontrol.client._interface import Object, PatchType, Resource, WatchEvent
 from kcontrol.client._ratelimit import TokenBucketRateLimiter
 from kcontrol.client._transport import Params, Transport
@@ -129,18 +129,35 @@ class ApiClient:
         resource_version_match: str | None = None,
         limit: int | None = None,
         continue_: str | None = None,
+        transform: ItemHook | None = None,
     ) -> Object:
         """One LIST page. Items get ``apiVersion``/``kind`` filled in (the server omits them
-        in lists), as client-go's unstructured decoding does, so they match watch objects."""
+        in lists), as client-go's unstructured decoding does, so they match watch objects.
+        With ``transform``, items are decoded one at a time and each is transformed at once
+        (:func:`~kcontrol.client._decode.decode_list`)."""
         params = _selectors(label_selector, field_selector)
         _put(params, "resourceVersion", resource_version)
         _put(params, "resourceVersionMatch", resource_version_match)
         if limit is not None and limit > 0:
             params["limit"] = str(limit)
         _put(params, "continue", continue_)
-        result = await self._transport.request("GET", resource.path(namespace), params=params)
-        _fill_type_meta(result, resource)
-        return result
+        path = resource.path(namespace)
+        if transform is None:
+            result = await self._transport.request("GET", path, params=params)
+            _fill_type_meta(result, resource)
+            return result
+        api_version, kind = resource.api_version, resource.kind
+
+        def item_hook(item: Object) -> Object:
+            if "apiVersion" not in item:
+                item["apiVersion"] = api_version
+            if "kind" not in item:
+                item["kind"] = kind
+            return transform(item)
+
+        return await self._transport.request(
+            "GET", path, params=params, decode=lambda data: decode_list(data, item_hook)
+        )
 
     async def list_all(
         self,

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -128,8 +129,13 @@ class Transport:
         params: Params | None = None,
         body: bytes | None = None,
         content_type: str | None = None,
+        decode: Callable[[bytes], Object] | None = None,
     ) -> Object:
-        """Send one request and decode its JSON answer; map failures (class docstring)."""
+        """Send one request and decode its JSON answer; map failures (class docstring).
+
+        ``decode`` replaces the plain JSON decode of a 2xx body; it must return a dict and
+        raise :class:`ValueError` (``orjson.JSONDecodeError`` is one) on a body it cannot
+        read, which becomes :class:`~kcontrol.errors.ApiConnectionError`."""
         session = self.session()
         if body is not None and content_type is None:
             content_type = "application/json"
@@ -164,9 +170,11 @@ class Transport:
         if not data:
             return {}
         try:
-            result = decode_json(data)
-        except orjson.JSONDecodeError as e:
-            raise ApiConnectionError(f"{method} {path}: the server's answer is not JSON") from e
+            result = decode_json(data) if decode is None else decode(data)
+        except ValueError as e:
+            raise ApiConnectionError(
+                f"{method} {path}: the server's answer is not JSON of the expected shape: {e}"
+            ) from e
         if not isinstance(result, dict):
             raise ApiConnectionError(f"{method} {path}: the server's answer is not an object")
         return result

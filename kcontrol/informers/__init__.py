@@ -9,12 +9,12 @@
   delivery task.
 - :class:`SharedInformerFactory` shares one informer per collection between controllers.
 - :class:`Lister` reads a cache by namespace, name, label selector or index.
+- :func:`strip_managed_fields` and :func:`intern_strings` are transforms that shrink a cache.
 
 Objects are plain dicts shared between the cache and every reader: never mutate them.
 """
 
 from kcontrol.informers._backoff import BackoffManager, ExponentialBackoff
-from kcontrol.informers._deltas import TransformFunc
 from kcontrol.informers._factory import SharedInformerFactory
 from kcontrol.informers._keys import (
     DeletedFinalStateUnknown,
@@ -32,6 +32,7 @@ from kcontrol.informers._reflector import (
     Reflector,
     ReflectorOptions,
     ReflectorStore,
+    TransformFunc,
     WatchErrorHandler,
 )
 from kcontrol.informers._shared_informer import (
@@ -46,6 +47,11 @@ from kcontrol.informers._store import (
     IndexFunc,
     Store,
     meta_namespace_index_func,
+)
+from kcontrol.informers._transforms import (
+    chain_transforms,
+    intern_strings,
+    strip_managed_fields,
 )
 
 __all__ = [
@@ -71,8 +77,11 @@ __all__ = [
     "Store",
     "TransformFunc",
     "WatchErrorHandler",
+    "chain_transforms",
+    "intern_strings",
     "meta_namespace_index_func",
     "meta_namespace_key_func",
     "split_meta_namespace_key",
+    "strip_managed_fields",
     "wait_for_cache_sync",
 ]

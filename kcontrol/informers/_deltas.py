@@ -35,12 +35,7 @@ from kcontrol.informers._processor import (
 )
 from kcontrol.informers._store import Indexer
 
-__all__ = ["DeltaProcessor", "TransformFunc"]
-
-TransformFunc = Callable[[Object], Object]
-"""Applied to every object before it is stored (and before handlers see it). It may return
-the object it got, changed in place (objects arrive freshly decoded and not yet shared), or a
-new one. Typical use: drop ``metadata.managedFields`` or a Secret's data to save memory."""
+__all__ = ["DeltaProcessor"]
 
 CHUNK = 500
 """Objects handled between two yields to the event loop in a relist or a resync."""
@@ -60,13 +55,11 @@ class DeltaProcessor:
         indexer: Indexer,
         processor: SharedProcessor,
         *,
-        transform: TransformFunc | None = None,
         key_func: KeyFunc = meta_namespace_key_func,
         on_synced: Callable[[], object] | None = None,
     ) -> None:
         self._indexer = indexer
         self._processor = processor
-        self.transform = transform
         self._key_func = key_func
         self._on_synced = on_synced
         self._synced = False
@@ -84,21 +77,15 @@ class DeltaProcessor:
         self._upsert(obj)
 
     def delete(self, obj: Object) -> None:
-        if self.transform is not None:
-            obj = self.transform(obj)
         if self._indexer.get(obj) is None:
             return  # never cached (or already gone): nobody needs to hear about it
         self._indexer.delete(obj)
         self._processor.distribute(DeleteNotification(obj))
 
     async def replace(self, items: list[Object], resource_version: str) -> None:
-        transform, key_func = self.transform, self._key_func
-        # Transform and key everything before touching the cache, so a failure leaves the
-        # cache as it was.
-        fresh: dict[str, Object] = {}
-        for item in items:
-            obj = item if transform is None else transform(item)
-            fresh[key_func(obj)] = obj
+        key_func = self._key_func
+        # Key everything before touching the cache, so a failure leaves the cache as it was.
+        fresh = {key_func(obj): obj for obj in items}
 
         indexer, processor = self._indexer, self._processor
         gone = [key for key in indexer.list_keys() if key not in fresh]
@@ -145,8 +132,6 @@ class DeltaProcessor:
     # -- internals ---------------------------------------------------------------------------
 
     def _upsert(self, obj: Object) -> None:
-        if self.transform is not None:
-            obj = self.transform(obj)
         old = self._indexer.get(obj)
         if old is None:
             self._indexer.add(obj)

@@ -23,9 +23,8 @@ from typing import NamedTuple
 
 from kcontrol.client import Reader, Resource
 from kcontrol.clock import Clock
-from kcontrol.informers._deltas import TransformFunc
 from kcontrol.informers._lister import Lister
-from kcontrol.informers._reflector import ReflectorOptions
+from kcontrol.informers._reflector import ReflectorOptions, TransformFunc
 from kcontrol.informers._shared_informer import SharedIndexInformer
 
 __all__ = ["SharedInformerFactory"]

@@ -34,6 +34,15 @@ Failures never end :meth:`Reflector.run`; every one is logged and retried:
   half-open TCP connection - and is abandoned and re-opened from the last version;
 - anything else (a failed LIST, 410 on a watch, 403, 500, a bug): back off, then list again.
 
+Transform: a ``transform`` given to the reflector is applied to every object the moment it
+is decoded - each LIST item (the reader decodes items one by one for it), each initial event
+of a streaming list and each watch event - so the untransformed objects of a large list are
+never all alive at once. It is applied exactly once per object received; an object it raises
+on is logged and dropped, like an event the store refuses (in a LIST, the whole list fails
+and is retried). The cyclic GC is paused from the start of a LIST (or streaming list) until
+the store has been replaced (:mod:`kcontrol._gc`): collecting in the middle only walks fresh
+objects that hold no cycles, and measured at 50,000 pods it doubled the sync's CPU time.
+
 Backoff is :class:`~kcontrol.informers.ExponentialBackoff` with client-go's reflector
 settings: 0.8 s doubling to a 30 s base, +[0, 100 %) jitter, reset after 2 min without a
 failure.
@@ -50,13 +59,15 @@ client support (Kubernetes >= 1.32 and a client that passes ``send_initial_event
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import random
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 import structlog
 
+from kcontrol._gc import gc_paused
 from kcontrol.client import Object, Reader, Resource, WatchEvent
 from kcontrol.clock import Clock, RealClock
 from kcontrol.errors import (
@@ -70,7 +81,7 @@ from kcontrol.informers._backoff import BackoffManager, ExponentialBackoff
 from kcontrol.informers._keys import meta_namespace_key_func
 from kcontrol.informers._watchdog import InactivityTimeout, InactivityTimeoutError
 
-__all__ = ["Reflector", "ReflectorOptions", "ReflectorStore", "WatchErrorHandler"]
+__all__ = ["Reflector", "ReflectorOptions", "ReflectorStore", "TransformFunc", "WatchErrorHandler"]
 
 _log = structlog.get_logger("kcontrol.informers.reflector")
 
@@ -78,8 +89,15 @@ DEFAULT_PAGE_SIZE = 500
 INITIAL_EVENTS_END_ANNOTATION = "k8s.io/initial-events-end"
 SHORT_WATCH = 1.0
 """A watch closed by the server sooner than this (seconds) with no events is a failure."""
+_EVENT_TYPES = frozenset({"ADDED", "MODIFIED", "DELETED", "BOOKMARK"})
 MAX_RETRY_AFTER = 120.0
 """Longest ``Retry-After`` (seconds) honoured; protects against a bogus proxy header."""
+
+TransformFunc = Callable[[Object], Object]
+"""Applied to every object before it is stored (and before handlers see it). It may return
+the object it got, changed in place (objects arrive freshly decoded and not yet shared), or a
+new one. Typical use: drop ``metadata.managedFields`` or a Secret's data to save memory
+(:func:`~kcontrol.informers.strip_managed_fields`). Called once per object received."""
 
 WatchErrorHandler = Callable[[Exception], object]
 """Called with every error that ends a LIST or a watch, before the reflector backs off and
@@ -148,6 +166,7 @@ class Reflector:
         clock: Clock | None = None,
         backoff: BackoffManager | None = None,
         watch_error_handler: WatchErrorHandler | None = None,
+        transform: TransformFunc | None = None,
         rng: random.Random | None = None,
     ) -> None:
         self._reader = reader
@@ -160,6 +179,7 @@ class Reflector:
         self._clock: Clock = clock or RealClock()
         self._backoff = backoff or ExponentialBackoff(self._clock)
         self._watch_error_handler = watch_error_handler
+        self._transform = transform
         self._rng = rng or random.Random()
         self._log = _log.bind(
             reflector=self._options.name
@@ -209,6 +229,10 @@ class Reflector:
         return self._last_sync_rv or "0"
 
     async def _list(self) -> None:
+        with gc_paused():
+            await self._list_gc_paused()
+
+    async def _list_gc_paused(self) -> None:
         resource_version = self._relist_resource_version()
         try:
             items, list_rv, paginated = await self._list_pages(resource_version)
@@ -251,6 +275,7 @@ class Reflector:
                     resource_version=None if continue_token else resource_version,
                     limit=limit,
                     continue_=continue_token,
+                    transform=self._transform,
                 )
             except Exception as err:
                 if not (continue_token and is_resource_expired(err)):
@@ -264,6 +289,7 @@ class Reflector:
                     label_selector=self._label_selector,
                     field_selector=self._field_selector,
                     resource_version=resource_version,
+                    transform=self._transform,
                 )
                 metadata = page.get("metadata") or {}
                 return page.get("items") or [], metadata.get("resourceVersion", ""), paginated
@@ -327,7 +353,6 @@ class Reflector:
             resource_version = "" if self._rv_unavailable else self._last_sync_rv
         else:
             resource_version = self._last_sync_rv
-        initial: dict[str, Object] = {}
         watchdog = InactivityTimeout(self._clock, self._options.watch_inactivity_timeout)
         request = self._reader.watch(
             self._resource,
@@ -339,6 +364,24 @@ class Reflector:
             allow_watch_bookmarks=True,
             **extra,
         )
+        # A streaming list keeps the GC paused until its initial state is in the store.
+        with contextlib.ExitStack() as gc_scope:
+            if stream.initial_events:
+                gc_scope.enter_context(gc_paused())
+            await self._stream_events(stream, watchdog, request, gc_scope)
+        if stream.initial_events:
+            raise _InitialEventsIncompleteError(
+                "the stream ended before the initial-events-end bookmark"
+            )
+
+    async def _stream_events(
+        self,
+        stream: _Stream,
+        watchdog: InactivityTimeout,
+        request: contextlib.AbstractAsyncContextManager[AsyncIterator[WatchEvent]],
+        gc_scope: contextlib.ExitStack,
+    ) -> None:
+        initial: dict[str, Object] = {}
         # The watchdog also covers opening the request: a half-open connection can hang there.
         async with watchdog, request as events:
             async for event in events:
@@ -352,16 +395,36 @@ class Reflector:
                         await self._finish_initial_events(initial, event)
                         stream.initial_events = False
                         initial = {}
+                        gc_scope.close()  # the GC pause ends with the initial state
                         watchdog.kick()
                 else:
                     self._apply(event)
-        if stream.initial_events:
-            raise _InitialEventsIncompleteError(
-                "the stream ended before the initial-events-end bookmark"
-            )
+
+    def _transformed(self, kind: str, obj: Object) -> Object | None:
+        """``obj`` after the transform; None (logged) if the transform failed on it."""
+        if self._transform is None or kind == "BOOKMARK":
+            return obj
+        try:
+            return self._transform(obj)
+        except Exception:
+            self._log.exception("transform failed, dropping the object", type=kind)
+            return None
 
     def _apply(self, event: WatchEvent) -> None:
-        kind, obj = event
+        kind, received = event
+        if kind not in _EVENT_TYPES:
+            self._log.warning("ignoring watch event of unknown type", type=kind)
+            return
+        obj = self._transformed(kind, received)
+        if obj is None:
+            obj = received  # dropped; still advance the resourceVersion below
+        else:
+            self._apply_transformed(kind, obj)
+        resource_version = (obj.get("metadata") or {}).get("resourceVersion")
+        if resource_version:
+            self._last_sync_rv = resource_version
+
+    def _apply_transformed(self, kind: str, obj: Object) -> None:
         try:
             if kind == "ADDED":
                 self._store.add(obj)
@@ -369,15 +432,9 @@ class Reflector:
                 self._store.update(obj)
             elif kind == "DELETED":
                 self._store.delete(obj)
-            elif kind != "BOOKMARK":
-                self._log.warning("ignoring watch event of unknown type", type=kind)
-                return
         except Exception:
             # Upstream drops an event the store refuses and keeps going.
             self._log.exception("store rejected a watch event", type=kind)
-        resource_version = (obj.get("metadata") or {}).get("resourceVersion")
-        if resource_version:
-            self._last_sync_rv = resource_version
 
     def _collect_initial_event(self, event: WatchEvent, initial: dict[str, Object]) -> bool:
         """Fold one event of a streaming list's initial state into ``initial``; True at the
@@ -389,8 +446,10 @@ class Reflector:
         key = meta_namespace_key_func(obj)
         if kind == "DELETED":
             initial.pop(key, None)
-        else:
-            initial[key] = obj
+            return False
+        transformed = self._transformed(kind, obj)
+        if transformed is not None:
+            initial[key] = transformed
         return False
 
     async def _finish_initial_events(

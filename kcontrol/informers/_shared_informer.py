@@ -37,7 +37,7 @@ import structlog
 
 from kcontrol.client import Reader, Resource
 from kcontrol.clock import Clock, RealClock
-from kcontrol.informers._deltas import DeltaProcessor, TransformFunc
+from kcontrol.informers._deltas import DeltaProcessor
 from kcontrol.informers._lister import Lister
 from kcontrol.informers._processor import (
     Listener,
@@ -45,7 +45,12 @@ from kcontrol.informers._processor import (
     ResourceEventHandlerRegistration,
     SharedProcessor,
 )
-from kcontrol.informers._reflector import Reflector, ReflectorOptions, WatchErrorHandler
+from kcontrol.informers._reflector import (
+    Reflector,
+    ReflectorOptions,
+    TransformFunc,
+    WatchErrorHandler,
+)
 from kcontrol.informers._store import IndexedStore, Indexer, IndexFunc
 
 __all__ = ["MINIMUM_RESYNC_PERIOD", "SharedIndexInformer", "wait_for_cache_sync"]
@@ -88,6 +93,7 @@ class SharedIndexInformer:
         self._clock: Clock = clock or RealClock()
         self._reflector_options = reflector_options
         self._watch_error_handler: WatchErrorHandler | None = None
+        self._transform = transform
         self._indexer = IndexedStore(indexers=indexers)
         self._processor = SharedProcessor()
         # Set on first sync and on stop; wait_for_cache_sync re-checks after each.
@@ -95,7 +101,6 @@ class SharedIndexInformer:
         self._deltas = DeltaProcessor(
             self._indexer,
             self._processor,
-            transform=transform,
             on_synced=self._sync_changed.set,
         )
         self._resync_wakeup = asyncio.Event()
@@ -109,7 +114,7 @@ class SharedIndexInformer:
     def set_transform(self, transform: TransformFunc | None) -> None:
         """Set the function applied to each object before it is stored; before :meth:`run`."""
         self._require_not_started("set_transform")
-        self._deltas.transform = transform
+        self._transform = transform
 
     def set_watch_error_handler(self, handler: WatchErrorHandler | None) -> None:
         """Be told of every list/watch failure (for visibility); before :meth:`run`."""
@@ -214,6 +219,7 @@ class SharedIndexInformer:
             options=self._reflector_options,
             clock=self._clock,
             watch_error_handler=self._watch_error_handler,
+            transform=self._transform,
         )
         try:
             async with asyncio.TaskGroup() as task_group:

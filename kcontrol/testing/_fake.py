@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-from collections.abc import AsyncIterator, Iterable, Mapping
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
@@ -169,6 +169,7 @@ class FakeClient:
         resource_version_match: str | None = None,
         limit: int | None = None,
         continue_: str | None = None,
+        transform: Callable[[Object], Object] | None = None,
     ) -> Object:
         action = Action(
             verb="list",
@@ -183,16 +184,23 @@ class FakeClient:
         )
         handled, result = await self._react(action)
         if handled:
-            return _response(result)
-        return self.tracker.list(
-            resource,
-            namespace=namespace,
-            label_selector=label_selector,
-            field_selector=field_selector,
-            resource_version=resource_version,
-            limit=limit,
-            continue_=continue_,
-        )
+            page = _response(result)
+        else:
+            page = self.tracker.list(
+                resource,
+                namespace=namespace,
+                label_selector=label_selector,
+                field_selector=field_selector,
+                resource_version=resource_version,
+                limit=limit,
+                continue_=continue_,
+            )
+        if transform is not None and isinstance(page.get("items"), list):
+            for item in page["items"]:
+                item.setdefault("apiVersion", resource.api_version)
+                item.setdefault("kind", resource.kind)
+            page["items"] = [transform(item) for item in page["items"]]
+        return page
 
     @asynccontextmanager
     async def watch(

@@ -141,6 +141,26 @@ async def test_list_and_list_all(api: ApiClient, namespace: str) -> None:
     assert none == []
 
 
+async def test_list_with_transform_decodes_item_by_item(api: ApiClient, namespace: str) -> None:
+    for i in range(3):
+        await api.create(CONFIGMAPS, configmap(f"cm{i}", namespace, key=str(i)))
+    plain = await api.list(CONFIGMAPS, namespace=namespace)
+    seen: list[str] = []
+
+    def strip(item: dict[str, Any]) -> dict[str, Any]:
+        seen.append(item["kind"])  # kind/apiVersion are filled in before the transform
+        item["metadata"].pop("managedFields")
+        return item
+
+    page = await api.list(CONFIGMAPS, namespace=namespace, transform=strip)
+    assert seen == ["ConfigMap"] * 3
+    assert page["metadata"]["resourceVersion"] == plain["metadata"]["resourceVersion"]
+    assert page["kind"] == plain["kind"] == "ConfigMapList"
+    for item in plain["items"]:
+        del item["metadata"]["managedFields"]
+    assert page["items"] == plain["items"], "nothing but the transform's change differs"
+
+
 async def test_update_status_and_patches(api: ApiClient, namespace: str) -> None:
     created = await api.create(DEPLOYMENTS, deployment("web", namespace))
     created["status"] = {"observedGeneration": 1, "replicas": 0, "conditions": []}

@@ -7,7 +7,14 @@ from types import MappingProxyType
 import orjson
 import pytest
 
-from kcontrol.client._decode import GC_PAUSE_THRESHOLD, LineSplitter, decode_json, encode_json
+from kcontrol._gc import gc_paused
+from kcontrol.client._decode import (
+    GC_PAUSE_THRESHOLD,
+    LineSplitter,
+    decode_json,
+    decode_list,
+    encode_json,
+)
 from kcontrol.client._watch import parse_event
 from kcontrol.errors import ApiConnectionError, Gone, InternalError, TooManyRequests
 
@@ -59,6 +66,82 @@ def test_decode_json_keeps_gc_disabled_if_it_was() -> None:
         assert not gc.isenabled()
     finally:
         gc.enable()
+
+
+def test_gc_paused_is_reentrant_across_overlapping_users() -> None:
+    first, second = gc_paused(), gc_paused()
+    first.__enter__()
+    assert not gc.isenabled()
+    second.__enter__()
+    first.__exit__(None, None, None)  # not nested: the first user leaves before the second
+    assert not gc.isenabled(), "one user leaving must not re-enable the GC under another"
+    second.__exit__(None, None, None)
+    assert gc.isenabled()
+
+
+def test_gc_paused_leaves_a_disabled_gc_disabled() -> None:
+    gc.disable()
+    try:
+        with gc_paused():
+            pass
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+
+
+LIST_DOC = {
+    "kind": "PodList",
+    "apiVersion": "v1",
+    "metadata": {"resourceVersion": "42", "continue": "tok"},
+    "items": [
+        {"metadata": {"name": "a", "managedFields": [{"manager": "m"}]}, "spec": {"x": [1, 2.5]}},
+        {"metadata": {"name": "b"}, "status": {"phase": "Pending", "ok": True, "none": None}},
+    ],
+}
+
+
+def test_decode_list_matches_decode_json_and_hooks_every_item() -> None:
+    seen: list[str] = []
+    gc_states: list[bool] = []
+
+    def hook(item: dict[str, object]) -> dict[str, object]:
+        seen.append(item["metadata"]["name"])  # type: ignore[index]
+        gc_states.append(gc.isenabled())
+        return {**item, "hooked": True}
+
+    result = decode_list(orjson.dumps(LIST_DOC), hook)
+    expected = {**LIST_DOC, "items": [{**i, "hooked": True} for i in LIST_DOC["items"]]}  # type: ignore[attr-defined]
+    assert result == expected
+    assert seen == ["a", "b"]
+    assert gc_states == [False, False]
+    assert gc.isenabled()
+
+
+@pytest.mark.parametrize(
+    ("body", "shape"),
+    [
+        pytest.param(b'{"items": null, "metadata": {"resourceVersion": "1"}}', [], id="null"),
+        pytest.param(b'{"metadata": {"resourceVersion": "1"}}', [], id="missing"),
+    ],
+)
+def test_decode_list_without_items(body: bytes, shape: list[object]) -> None:
+    assert decode_list(body, lambda i: i) == {"metadata": {"resourceVersion": "1"}, "items": shape}
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        pytest.param(b"<html>", id="not-json"),
+        pytest.param(b"[1, 2]", id="not-an-object"),
+        pytest.param(b'{"items": {"a": 1}}', id="items-not-a-list"),
+        pytest.param(b'{"items": [1]}', id="item-not-an-object"),
+        pytest.param(b'{"items": [{"a": }]}', id="broken-item"),
+    ],
+)
+def test_decode_list_rejects_what_is_not_a_list(body: bytes) -> None:
+    with pytest.raises(ValueError):
+        decode_list(body, lambda i: i)
+    assert gc.isenabled()
 
 
 def test_encode_json_accepts_mappings_and_datetimes() -> None:

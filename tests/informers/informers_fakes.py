@@ -136,9 +136,15 @@ class ScriptedReader:
             raise AssertionError(f"unexpected list call {params}")
         if isinstance(step, BaseException):
             raise step
-        if callable(step):
-            return step(params)
-        return step
+        result = step(params) if callable(step) else step
+        transform = params.get("transform")
+        if transform is not None:
+            typed = [
+                {"apiVersion": resource.api_version, "kind": resource.kind, **i}
+                for i in result.get("items", [])
+            ]
+            result = {**result, "items": [transform(i) for i in typed]}
+        return result
 
     def watch(
         self, resource: Resource, **params: Any

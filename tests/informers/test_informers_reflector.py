@@ -8,6 +8,7 @@ scripted Reader and a FakeClock.
 from __future__ import annotations
 
 import asyncio
+import gc
 import itertools
 import random
 from typing import Any
@@ -551,3 +552,108 @@ async def test_an_error_event_in_the_stream_is_treated_like_the_mapped_error() -
         await until(lambda: after.opened)
     assert reader.list_rvs == ["0", "10"], "410 in the stream: relist"
     assert len(store.replaces) == 2
+
+
+# -- transform and GC pause ----------------------------------------------------------------------
+
+
+class CountingTransform:
+    """Marks each object it sees and counts calls per resourceVersion."""
+
+    def __init__(self, fail_on: str | None = None) -> None:
+        self.calls: list[str] = []
+        self.fail_on = fail_on
+
+    def __call__(self, obj: Object) -> Object:
+        rv = obj["metadata"]["resourceVersion"]
+        self.calls.append(rv)
+        if rv == self.fail_on:
+            raise ValueError("cannot transform this one")
+        obj["metadata"]["transformed"] = obj["metadata"].get("transformed", 0) + 1
+        return obj
+
+
+class GcWatchingStore(RecordingStore):
+    """Records whether the cyclic GC was enabled while each replace ran."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.gc_enabled_in_replace: list[bool] = []
+
+    async def replace(self, items: list[Object], resource_version: str) -> None:
+        self.gc_enabled_in_replace.append(gc.isenabled())
+        await super().replace(items, resource_version)
+
+
+def transformed_counts(store: RecordingStore) -> dict[str, int]:
+    return {o["metadata"]["name"]: o["metadata"]["transformed"] for o in store.store.list()}
+
+
+async def test_transform_applies_once_to_list_items_and_watch_events() -> None:
+    clock = FakeClock()
+    watch = FakeWatch([("ADDED", pod("c", 11)), ("MODIFIED", pod("a", 12))])
+    reader = ScriptedReader([page([pod("a", 5), pod("b", 6)], 10)], [watch], clock=clock)
+    transform = CountingTransform()
+    store = GcWatchingStore()
+    reflector = Reflector(reader, PODS, store, clock=clock, transform=transform)
+    async with running(reflector.run()):
+        await until(lambda: reflector.last_sync_resource_version == "12")
+    assert reader.list_calls[0]["transform"] is transform, "list items transformed on decode"
+    assert transform.calls == ["5", "6", "11", "12"]
+    assert transformed_counts(store) == {"a": 1, "b": 1, "c": 1}
+    assert store.gc_enabled_in_replace == [False], "the GC is paused from LIST to replace"
+    assert gc.isenabled(), "and back on afterwards"
+
+
+async def test_transform_failure_on_a_watch_event_drops_it_and_keeps_watching() -> None:
+    clock = FakeClock()
+    watch = FakeWatch([("ADDED", pod("c", 11)), ("ADDED", pod("d", 12))])
+    reader = ScriptedReader([page([], 10)], [watch], clock=clock)
+    store = RecordingStore()
+    reflector = Reflector(reader, PODS, store, clock=clock, transform=CountingTransform("11"))
+    async with running(reflector.run()):
+        await until(lambda: reflector.last_sync_resource_version == "12")
+    assert store.ops == [("replace", [], "10"), ("add", "default/d", "12")]
+    assert len(reader.watch_calls) == 1, "a bad object is not a reason to re-watch"
+
+
+async def test_streaming_list_transforms_each_initial_event_and_pauses_gc() -> None:
+    clock = FakeClock()
+    stream = FakeWatch(
+        [
+            ("ADDED", pod("a", 5)),
+            ("ADDED", pod("b", 6)),
+            ("BOOKMARK", bookmark(15, initial_events_end=True)),
+            ("MODIFIED", pod("a", 16)),
+        ]
+    )
+    reader = ScriptedReader(watches=[stream], clock=clock)
+    transform = CountingTransform()
+    store = GcWatchingStore()
+    reflector = Reflector(
+        reader,
+        PODS,
+        store,
+        clock=clock,
+        transform=transform,
+        options=ReflectorOptions(use_watch_list=True),
+    )
+    async with running(reflector.run()):
+        await until(lambda: reflector.last_sync_resource_version == "16")
+        assert gc.isenabled(), "the pause ends with the initial state, not with the stream"
+    assert transform.calls == ["5", "6", "16"], "bookmarks are not transformed"
+    assert transformed_counts(store) == {"a": 1, "b": 1}
+    assert store.gc_enabled_in_replace == [False]
+    assert gc.isenabled()
+
+
+async def test_failed_list_restores_gc() -> None:
+    clock = FakeClock()
+    reader = ScriptedReader([InternalError("boom"), page([pod("a", 5)], 10)], clock=clock)
+    reflector, _ = make(reader, clock)
+    async with running(reflector.run()):
+        await settle()
+        assert gc.isenabled(), "a failed LIST does not leave the GC off during the backoff"
+        await advance(clock, 1.0)
+        await until(lambda: reflector.last_sync_resource_version == "10")
+    assert gc.isenabled()

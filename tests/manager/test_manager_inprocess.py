@@ -82,10 +82,15 @@ async def test_leading_manager_syncs_serves_and_releases_the_lease_on_shutdown(
     port = opts.metrics_port
     manager = Manager(opts, ControllerRegistry([SPEC]), registry=CollectorRegistry())
     assert manager.controller_names == ["configmap-annotator"]
+    assert gc.get_freeze_count() == 0
     async with await admin_client(control_plane) as client:
         await create_configmap(client, namespace, "before")
-        with loop_reports() as reports:
-            await run_and_check(manager, client, namespace, opts)
+        try:
+            with loop_reports() as reports:
+                await run_and_check(manager, client, namespace, opts)
+            assert gc.get_freeze_count() > 0, "the GC is frozen once the caches have synced"
+        finally:
+            gc.unfreeze()
         # Everything the manager started has ended with it, and its session is closed.
         others = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
         assert others == []
@@ -146,7 +151,9 @@ async def test_manager_without_leader_election_runs_at_once_and_writes_no_lease(
     control_plane: ControlPlane, namespace: str
 ) -> None:
     opts = options(control_plane, namespace, leader_elect=False, metrics_port=0)
-    manager = Manager(opts, ControllerRegistry([SPEC]), registry=CollectorRegistry())
+    manager = Manager(
+        opts, ControllerRegistry([SPEC]), registry=CollectorRegistry(), freeze_gc_after_sync=False
+    )
     async with await admin_client(control_plane) as client:
         task = asyncio.create_task(manager.run())
         try:
@@ -172,7 +179,9 @@ async def test_disabled_controller_is_not_started(
         controllers=("*", "-configmap-annotator"),
         metrics_port=0,
     )
-    manager = Manager(opts, ControllerRegistry([SPEC]), registry=CollectorRegistry())
+    manager = Manager(
+        opts, ControllerRegistry([SPEC]), registry=CollectorRegistry(), freeze_gc_after_sync=False
+    )
     assert manager.controller_names == []
     async with await admin_client(control_plane) as client:
         task = asyncio.create_task(manager.run())
@@ -190,7 +199,9 @@ async def test_lost_lease_stops_controllers_and_raises(
     """Another writer takes the Lease over: the manager stops every controller, then raises
     LeadershipLost (main turns that into exit status 1)."""
     opts = options(control_plane, namespace, metrics_port=0)
-    manager = Manager(opts, ControllerRegistry([SPEC]), registry=CollectorRegistry())
+    manager = Manager(
+        opts, ControllerRegistry([SPEC]), registry=CollectorRegistry(), freeze_gc_after_sync=False
+    )
     name = opts.leader_elect_resource_name
     async with await admin_client(control_plane) as client:
         task = asyncio.create_task(manager.run())
