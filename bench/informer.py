@@ -20,10 +20,10 @@ variant                     what runs
                             installs exactly this one)
 ``kcontrol watch-list``     kcontrol with ``ReflectorOptions(use_watch_list=True)``
 ``client-go LIST``          client-go with ``KUBE_FEATURE_WatchListClient=false``
-``kcontrol trim+intern``    as ``kcontrol trim``, chained with ``intern_strings``
 ``kcontrol watch-list trim``  streaming list with the managedFields transform
-``kcontrol trim +freeze``   as kcontrol-manager runs it: the managedFields transform, and
-                            ``gc.freeze()`` once the cache has synced
+``kcontrol manager``        as kcontrol-manager runs its informers: ``strip_managed_fields``
+                            chained with ``intern_strings``, and the sync settled with
+                            ``gc.freeze()`` (``set_gc_freeze_after_sync``)
 ``official``                the official client's ``kubernetes.informer.SharedInformer`` over
                             ``CoreV1Api.list_pod_for_all_namespaces`` (threads, urllib3,
                             typed models; one unpaged LIST). Capped by ``--slow-timeout``.
@@ -209,6 +209,10 @@ async def _child_kcontrol(args: argparse.Namespace, clock: _Clock) -> None:
     from kcontrol.informers import ReflectorOptions, SharedInformerFactory
 
     transform = _transform(args.transform)
+    if args.gc_freeze:
+        from kcontrol.informers import set_gc_freeze_after_sync
+
+        set_gc_freeze_after_sync(True)  # as kcontrol-manager does
     config = await load_config(kubeconfig=args.kubeconfig)
     options = ReflectorOptions(use_watch_list=args.watch_list)
     async with ApiClient(config, qps=0) as client:
@@ -224,8 +228,6 @@ async def _child_kcontrol(args: argparse.Namespace, clock: _Clock) -> None:
         async with asyncio.TaskGroup() as group:
             task = group.create_task(factory.run())
             await informer.wait_for_cache_sync()
-            if args.gc_freeze:
-                gc.freeze()  # what kcontrol-manager does once its caches have synced
             result = clock.sync_metrics(len(informer.indexer))
             if not args.churn:
                 result["rss_settled_kb"] = _settle()
@@ -479,6 +481,10 @@ def _go(binary: Path, *extra: str) -> Callable[[str, str], list[str]]:
     return argv
 
 
+MANAGER_FLAGS = ("--transform", "trim+intern", "--gc-freeze")
+"""The kcontrol child as kcontrol-manager configures its informers (see kcontrol.manager)."""
+
+
 def variants(binary: Path) -> list[Variant]:
     no_watch_list = {"KUBE_FEATURE_WatchListClient": "false"}
     kc = "kcontrol"
@@ -489,9 +495,8 @@ def variants(binary: Path) -> list[Variant]:
         Variant("client-go trim", "go", _go(binary, "-trim-managed-fields")),
         Variant("kcontrol watch-list", kc, _py(kc, "--watch-list")),
         Variant("client-go LIST", "go", _go(binary), env=no_watch_list),
-        Variant("kcontrol trim+intern", kc, _py(kc, "--transform", "trim+intern")),
         Variant("kcontrol watch-list trim", kc, _py(kc, "--watch-list", "--transform", "trim")),
-        Variant("kcontrol trim +freeze", kc, _py(kc, "--transform", "trim", "--gc-freeze")),
+        Variant("kcontrol manager", kc, _py(kc, *MANAGER_FLAGS)),
         Variant("aiohttp floor", "floor", _py("aiohttp")),
         Variant("official", "official", _py("official"), slow=True),
         Variant("asyncio models", "asyncio", _py("asyncio-models"), slow=True),
@@ -578,10 +583,7 @@ class _Child:
             self.proc.wait()
 
 
-CHURN_KCONTROL = {
-    "kcontrol": (),
-    "kcontrol trim +freeze": ("--transform", "trim", "--gc-freeze"),
-}
+CHURN_KCONTROL = {"kcontrol": (), "kcontrol manager": MANAGER_FLAGS}
 """The kcontrol informers of the churn test: name -> extra flags of the kcontrol child."""
 
 
@@ -721,9 +723,8 @@ def report(data: Collected, variant_list: list[Variant], counts: list[int], runs
             ("kcontrol", "client-go LIST", "both LIST"),
             ("kcontrol watch-list", "client-go", "both streaming list"),
             ("kcontrol trim", "client-go LIST", "kcontrol trims, both LIST"),
-            ("kcontrol trim+intern", "client-go trim", "kcontrol also interns"),
             ("kcontrol watch-list trim", "client-go trim", "both streaming list, both trim"),
-            ("kcontrol trim +freeze", "client-go trim", "as kcontrol-manager runs it"),
+            ("kcontrol manager", "client-go trim", "kcontrol-manager vs kube-controller-manager"),
         ]
         lines.append(
             "\n| kcontrol / client-go | wall | CPU | peak RSS | RSS/pod | settled RSS/pod |"

@@ -10,10 +10,12 @@
 - :class:`SharedInformerFactory` shares one informer per collection between controllers.
 - :class:`Lister` reads a cache by namespace, name, label selector or index.
 - :func:`strip_managed_fields` and :func:`intern_strings` are transforms that shrink a cache.
+- :func:`set_gc_freeze_after_sync`: how the garbage collector settles after a sync.
 
 Objects are plain dicts shared between the cache and every reader: never mutate them.
 """
 
+from kcontrol._gc import set_gc_freeze_after_sync
 from kcontrol.informers._backoff import BackoffManager, ExponentialBackoff
 from kcontrol.informers._factory import SharedInformerFactory
 from kcontrol.informers._keys import (
@@ -81,6 +83,7 @@ __all__ = [
     "intern_strings",
     "meta_namespace_index_func",
     "meta_namespace_key_func",
+    "set_gc_freeze_after_sync",
     "split_meta_namespace_key",
     "strip_managed_fields",
     "wait_for_cache_sync",

@@ -7,7 +7,7 @@ from types import MappingProxyType
 import orjson
 import pytest
 
-from kcontrol._gc import gc_paused
+from kcontrol._gc import gc_paused, set_gc_freeze_after_sync
 from kcontrol.client._decode import (
     GC_PAUSE_THRESHOLD,
     LineSplitter,
@@ -87,6 +87,39 @@ def test_gc_paused_leaves_a_disabled_gc_disabled() -> None:
         assert not gc.isenabled()
     finally:
         gc.enable()
+
+
+def test_settling_pause_ends_with_one_full_collection(monkeypatch: pytest.MonkeyPatch) -> None:
+    passes: list[str] = []
+    monkeypatch.setattr(gc, "collect", lambda *a: passes.append("collect") or 0)
+    monkeypatch.setattr(gc, "freeze", lambda: passes.append("freeze"))
+    with gc_paused():
+        pass
+    assert passes == [], "a plain pause (a decode) leaves the collector to its heuristics"
+    outer = gc_paused()
+    outer.__enter__()
+    with gc_paused(settle=True):
+        pass
+    assert passes == [], "nothing happens while another user still holds the pause"
+    outer.__exit__(None, None, None)
+    assert passes == ["collect"]
+    assert gc.isenabled()
+
+
+def test_settling_pause_freezes_when_asked(monkeypatch: pytest.MonkeyPatch) -> None:
+    passes: list[str] = []
+    monkeypatch.setattr(gc, "collect", lambda *a: passes.append("collect") or 0)
+    monkeypatch.setattr(gc, "freeze", lambda: passes.append("freeze"))
+    previous = set_gc_freeze_after_sync(True)
+    try:
+        with gc_paused(settle=True):
+            pass
+        with pytest.raises(RuntimeError), gc_paused(settle=True):
+            raise RuntimeError("the list failed")
+    finally:
+        assert set_gc_freeze_after_sync(previous) is True
+    assert passes == ["freeze"], "a failed block has nothing to settle"
+    assert gc.isenabled()
 
 
 LIST_DOC = {

@@ -209,6 +209,7 @@ def test_public_surface_is_deliberate() -> None:
             "strip_managed_fields",
             "meta_namespace_index_func",
             "meta_namespace_key_func",
+            "set_gc_freeze_after_sync",
             "split_meta_namespace_key",
             "wait_for_cache_sync",
         ]
