@@ -17,7 +17,10 @@ So a pause opened with ``settle=True`` (an informer's initial sync) ends, when t
 leaves, with a single deliberate pass:
 
 - by default one full ``gc.collect()``, after which the cached objects sit in the oldest
-  generation and the next full collection is due only after as many new objects again;
+  generation and the next full collection is due only after as many new objects again -
+  but only if the pause left at least :data:`SETTLE_MIN_OBJECTS` new containers: a small
+  relist in a process holding a big cache must not pay for a walk of the whole heap, and
+  the collector's own young-generation passes over a few objects are cheap;
 - with :func:`set_gc_freeze_after_sync` on, ``gc.freeze()`` instead: everything alive moves
   to the permanent generation and is never walked again (free, but cyclic garbage alive at
   that moment is never collected; kcontrol-manager turns this on, as long-lived servers do).
@@ -29,7 +32,11 @@ import gc
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-__all__ = ["gc_paused", "set_gc_freeze_after_sync"]
+__all__ = ["SETTLE_MIN_OBJECTS", "gc_paused", "set_gc_freeze_after_sync"]
+
+SETTLE_MIN_OBJECTS = 100_000
+"""New GC-tracked objects (about 700 pods' worth) below which a pause ends without a full
+collection."""
 
 
 class _PauseState:
@@ -76,6 +83,6 @@ def gc_paused(*, settle: bool = False) -> Iterator[None]:
             if state.settle:
                 if state.freeze:
                     gc.freeze()
-                else:
+                elif gc.get_count()[0] >= SETTLE_MIN_OBJECTS:
                     gc.collect()
             gc.enable()

@@ -7,7 +7,7 @@ from types import MappingProxyType
 import orjson
 import pytest
 
-from kcontrol._gc import gc_paused, set_gc_freeze_after_sync
+from kcontrol._gc import SETTLE_MIN_OBJECTS, gc_paused, set_gc_freeze_after_sync
 from kcontrol.client._decode import (
     GC_PAUSE_THRESHOLD,
     LineSplitter,
@@ -93,6 +93,7 @@ def test_settling_pause_ends_with_one_full_collection(monkeypatch: pytest.Monkey
     passes: list[str] = []
     monkeypatch.setattr(gc, "collect", lambda *a: passes.append("collect") or 0)
     monkeypatch.setattr(gc, "freeze", lambda: passes.append("freeze"))
+    monkeypatch.setattr(gc, "get_count", lambda: (SETTLE_MIN_OBJECTS, 0, 0))
     with gc_paused():
         pass
     assert passes == [], "a plain pause (a decode) leaves the collector to its heuristics"
@@ -104,6 +105,28 @@ def test_settling_pause_ends_with_one_full_collection(monkeypatch: pytest.Monkey
     outer.__exit__(None, None, None)
     assert passes == ["collect"]
     assert gc.isenabled()
+
+
+def test_settling_pause_skips_the_collection_after_few_new_objects(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    passes: list[str] = []
+    monkeypatch.setattr(gc, "collect", lambda *a: passes.append("collect") or 0)
+    monkeypatch.setattr(gc, "get_count", lambda: (SETTLE_MIN_OBJECTS - 1, 0, 0))
+    with gc_paused(settle=True):
+        pass
+    assert passes == [], "a small relist must not walk a big heap"
+    assert gc.isenabled()
+
+
+def test_settling_pause_counts_real_allocations() -> None:
+    before = gc.get_freeze_count()
+    with gc_paused(settle=True):
+        keep = [[i] for i in range(SETTLE_MIN_OBJECTS)]
+        assert gc.get_count()[0] >= SETTLE_MIN_OBJECTS, "the trigger reads real gen0 counts"
+    assert gc.get_count()[0] < 1000, "the full collection ran and emptied the young generation"
+    assert gc.get_freeze_count() == before
+    del keep
 
 
 def test_settling_pause_freezes_when_asked(monkeypatch: pytest.MonkeyPatch) -> None:
