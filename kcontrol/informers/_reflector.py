@@ -133,6 +133,10 @@ class ReflectorOptions:
     """Abandon a watch that delivered nothing (not even a bookmark) for this long."""
     use_watch_list: bool = False
     """Fetch the initial state with a streaming list instead of LIST (falls back on error)."""
+    backoff_initial: float = 0.8
+    """First wait after a failure (seconds); doubles with each failure in a row."""
+    backoff_cap: float = 30.0
+    """Longest wait between retries before jitter (seconds); ``Retry-After`` may exceed it."""
     name: str = ""
     """Shown in logs; defaults to the resource and namespace."""
 
@@ -177,7 +181,9 @@ class Reflector:
         self._field_selector = field_selector
         self._options = options or ReflectorOptions()
         self._clock: Clock = clock or RealClock()
-        self._backoff = backoff or ExponentialBackoff(self._clock)
+        self._backoff = backoff or ExponentialBackoff(
+            self._clock, initial=self._options.backoff_initial, cap=self._options.backoff_cap
+        )
         self._watch_error_handler = watch_error_handler
         self._transform = transform
         self._rng = rng or random.Random()

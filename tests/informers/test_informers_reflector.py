@@ -657,3 +657,18 @@ async def test_failed_list_restores_gc() -> None:
         await advance(clock, 1.0)
         await until(lambda: reflector.last_sync_resource_version == "10")
     assert gc.isenabled()
+
+
+async def test_backoff_settings_come_from_the_options() -> None:
+    clock = FakeClock()
+    reader = ScriptedReader([InternalError("boom"), page([pod("a", 5)], 10)], clock=clock)
+    store = RecordingStore()
+    options = ReflectorOptions(backoff_initial=0.1, backoff_cap=1.0)
+    reflector = Reflector(reader, PODS, store, clock=clock, options=options)
+    async with running(reflector.run()):
+        await settle()
+        await advance(clock, 0.05)
+        assert len(reader.list_calls) == 1, "waits at least the initial backoff"
+        await advance(clock, 0.16)  # initial 0.1 s plus at most 100 % jitter
+        await until(lambda: reflector.last_sync_resource_version == "10")
+    assert len(reader.list_calls) == 2

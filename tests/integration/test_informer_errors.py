@@ -11,14 +11,11 @@
 
 from __future__ import annotations
 
-import functools
-
-import pytest
 from aiohttp import web
 
 from kcontrol.client import CONFIGMAPS
 from kcontrol.errors import TooManyRequests
-from kcontrol.informers import ExponentialBackoff, ReflectorOptions, SharedIndexInformer
+from kcontrol.informers import ReflectorOptions, SharedIndexInformer
 from kcontrol.testing.envtest import ControlPlane
 
 from .helpers import (
@@ -123,19 +120,14 @@ async def test_410_on_watch_relists_and_410_on_list_relists_from_scratch(
         assert [obj["metadata"]["name"] for obj in recorder.of_kind("add")] == ["cm-0", "cm-1"]
 
 
-@pytest.fixture
-def quick_backoff(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Informers of this test back off from 0.1 s (capped at 1 s) instead of 0.8 s (30 s), so
-    five failures in a row take seconds, and any wait of a second or more is the server's
-    ``Retry-After`` at work."""
-    monkeypatch.setattr(
-        "kcontrol.informers._reflector.ExponentialBackoff",
-        functools.partial(ExponentialBackoff, initial=0.1, cap=1.0),
-    )
+QUICK_BACKOFF = ReflectorOptions(backoff_initial=0.1, backoff_cap=1.0)
+"""Informers of the 429 tests back off from 0.1 s (capped at 1 s) instead of 0.8 s (30 s), so
+five failures in a row take seconds, and any wait of a second or more is the server's
+``Retry-After`` at work."""
 
 
 async def test_429_storm_on_watch_backs_off_without_relisting(
-    control_plane: ControlPlane, namespace: str, quick_backoff: None
+    control_plane: ControlPlane, namespace: str
 ) -> None:
     storm = 5
     async with (
@@ -145,7 +137,9 @@ async def test_429_storm_on_watch_backs_off_without_relisting(
     ):
         for index in range(3):
             await writer.create(CONFIGMAPS, configmap(f"cm-{index}", namespace, v="0"))
-        informer = SharedIndexInformer(informer_client, CONFIGMAPS, namespace=namespace)
+        informer = SharedIndexInformer(
+            informer_client, CONFIGMAPS, namespace=namespace, reflector_options=QUICK_BACKOFF
+        )
         recorder = Recorder()
         informer.add_event_handler(recorder)
         errors: list[Exception] = []
