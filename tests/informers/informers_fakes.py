@@ -139,11 +139,11 @@ class ScriptedReader:
         result = step(params) if callable(step) else step
         transform = params.get("transform")
         if transform is not None:
-            typed = [
-                {"apiVersion": resource.api_version, "kind": resource.kind, **i}
-                for i in result.get("items", [])
-            ]
-            result = {**result, "items": [transform(i) for i in typed]}
+            # As a real client: type meta filled in place, then the item as transformed.
+            for item in result.get("items", []):
+                item.setdefault("apiVersion", resource.api_version)
+                item.setdefault("kind", resource.kind)
+            result = {**result, "items": [transform(i) for i in result.get("items", [])]}
         return result
 
     def watch(
