@@ -20,7 +20,7 @@ from kcontrol.client._config import ClientConfig
 from kcontrol.client._decode import ItemHook, decode_list, encode_json
 from kcontrol.client._interface import Object, PatchType, Resource, WatchEvent
 from kcontrol.client._ratelimit import TokenBucketRateLimiter
-from kcontrol.client._transport import Params, Transport
+from kcontrol.client._transport import DEFAULT_MAX_RETRIES, Params, Transport
 from kcontrol.client._watch import WatchStream
 from kcontrol.clock import Clock, RealClock
 from kcontrol.errors import Gone
@@ -46,7 +46,9 @@ class ApiClient:
       response body (for a watch: to its response headers; the stream itself is bounded by
       the server's ``timeoutSeconds`` and the caller's own inactivity limit). ``<= 0``: none.
     - ``registry``: where the ``rest_client_*`` metrics live (default: the global registry).
-    - ``clock``: drives the rate limiter and the latency metrics.
+    - ``clock``: drives the rate limiter, the retry waits and the latency metrics.
+    - ``max_retries``: how many times a request answered 429 or 5xx with a ``Retry-After``
+      header is retried after the wait it asks for (client-go's default, 10; 0: never).
 
     Failures: a non-2xx answer raises the :class:`~kcontrol.errors.ApiError` subclass for
     its ``Status``; no answer (refused, reset, TLS failure, timeout, a body cut short)
@@ -64,6 +66,7 @@ class ApiClient:
         timeout: float = 60.0,
         registry: CollectorRegistry | None = None,
         clock: Clock | None = None,
+        max_retries: int = DEFAULT_MAX_RETRIES,
     ) -> None:
         self._config = config
         clock = clock or RealClock()
@@ -75,6 +78,7 @@ class ApiClient:
             timeout=timeout if timeout > 0 else None,
             registry=registry,
             clock=clock,
+            max_retries=max_retries,
         )
 
     @property

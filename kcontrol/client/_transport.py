@@ -4,8 +4,11 @@
 rate limiter, carries the user agent and fresh credentials, runs under a timeout scope, is
 counted in the ``rest_client_*`` metrics, and has its failures mapped, once, here:
 
-- a non-2xx answer -> the :class:`~kcontrol.errors.ApiError` subclass for its ``Status``
-  (``Retry-After`` parsed into ``retry_after``);
+- a 429 or 5xx answer carrying ``Retry-After: <seconds>`` is retried after that many seconds,
+  up to ``max_retries`` times (client-go's rest client: 10), watches included; each retry
+  waits for the rate limiter again and is counted in the metrics;
+- any other non-2xx answer, or the last of those -> the :class:`~kcontrol.errors.ApiError`
+  subclass for its ``Status`` (``Retry-After`` parsed into ``retry_after``);
 - no usable answer (refused, reset, TLS failure, timeout, body cut short, not JSON) ->
   :class:`~kcontrol.errors.ApiConnectionError`, chained to the cause;
 - cancellation propagates untouched, and the connection of a cancelled request is closed
@@ -37,6 +40,8 @@ __all__ = ["Params", "Transport"]
 logger = logging.getLogger(__name__)
 
 _LONG_THROTTLE = 0.05  # client-go logs waits longer than this (longThrottleLatency)
+DEFAULT_MAX_RETRIES = 10
+"""Retries of a request answered 429/5xx with ``Retry-After`` (client-go's default)."""
 
 Params = dict[str, str]
 
@@ -58,8 +63,10 @@ class Transport:
         timeout: float | None,
         registry: CollectorRegistry | None,
         clock: Clock,
+        max_retries: int = DEFAULT_MAX_RETRIES,
     ) -> None:
         self._config = config
+        self._max_retries = max(0, max_retries)
         self._base = config.host.rstrip("/")
         self._host = urlsplit(self._base).netloc.rpartition("@")[2]  # the metrics label
         self._limiter = rate_limiter
@@ -136,9 +143,57 @@ class Transport:
         ``decode`` replaces the plain JSON decode of a 2xx body; it must return a dict and
         raise :class:`ValueError` (``orjson.JSONDecodeError`` is one) on a body it cannot
         read, which becomes :class:`~kcontrol.errors.ApiConnectionError`."""
-        session = self.session()
         if body is not None and content_type is None:
             content_type = "application/json"
+        retries = 0
+        while True:
+            status, data, retry_after = await self._send(method, path, params, body, content_type)
+            if 200 <= status < 300:
+                break
+            if not await self._wait_to_retry(method, path, status, retry_after, retries):
+                raise _api_error(status, data, retry_after)
+            retries += 1
+        if not data:
+            return {}
+        try:
+            result = decode_json(data) if decode is None else decode(data)
+        except ValueError as e:
+            raise ApiConnectionError(
+                f"{method} {path}: the server's answer is not JSON of the expected shape: {e}"
+            ) from e
+        if not isinstance(result, dict):
+            raise ApiConnectionError(f"{method} {path}: the server's answer is not an object")
+        return result
+
+    async def _wait_to_retry(
+        self, method: str, path: str, status: int, retry_after: str | None, retries: int
+    ) -> bool:
+        """After a failed attempt: sleep and return True if it is to be retried."""
+        seconds = _retry_after_seconds(status, retry_after)
+        if seconds is None or retries >= self._max_retries:
+            return False
+        logger.info(
+            "%s %s: %d with Retry-After %ds (retry %d of %d)",
+            method,
+            path,
+            status,
+            seconds,
+            retries + 1,
+            self._max_retries,
+        )
+        await self._clock.sleep(seconds)
+        return True
+
+    async def _send(
+        self,
+        method: str,
+        path: str,
+        params: Params | None,
+        body: bytes | None,
+        content_type: str | None,
+    ) -> tuple[int, bytes, str | None]:
+        """One attempt: ``(status, body, Retry-After header)``; connection failures raise."""
+        session = self.session()
         headers = await self._prepare(method, content_type)
         url = self._base + path
         start = self._clock.now()
@@ -165,22 +220,24 @@ class Transport:
             raise _connection_error(method, path, e) from e
         finally:
             self._metrics.observe_request(method, self._host, code, self._clock.now() - start)
-        if not 200 <= status < 300:
-            raise _api_error(status, data, retry_after)
-        if not data:
-            return {}
-        try:
-            result = decode_json(data) if decode is None else decode(data)
-        except ValueError as e:
-            raise ApiConnectionError(
-                f"{method} {path}: the server's answer is not JSON of the expected shape: {e}"
-            ) from e
-        if not isinstance(result, dict):
-            raise ApiConnectionError(f"{method} {path}: the server's answer is not an object")
-        return result
+        return status, data, retry_after
 
     async def open_stream(self, path: str, params: Params) -> aiohttp.ClientResponse:
-        """Open a watch: a 200 response whose body is left to stream, or the mapped error."""
+        """Open a watch: a 200 response whose body is left to stream, or the mapped error
+        (after the same retries as :meth:`request`)."""
+        retries = 0
+        while True:
+            opened = await self._open_once(path, params)
+            if isinstance(opened, aiohttp.ClientResponse):
+                return opened
+            status, data, retry_after = opened
+            if not await self._wait_to_retry("GET", path, status, retry_after, retries):
+                raise _api_error(status, data, retry_after)
+            retries += 1
+
+    async def _open_once(
+        self, path: str, params: Params
+    ) -> aiohttp.ClientResponse | tuple[int, bytes, str | None]:
         session = self.session()
         headers = await self._prepare("GET", None)
         url = self._base + path
@@ -207,7 +264,20 @@ class Transport:
             raise
         finally:
             self._metrics.observe_request("GET", self._host, code, self._clock.now() - start)
-        raise _api_error(status, data, retry_after)
+        return status, data, retry_after
+
+
+def _retry_after_seconds(status: int, value: str | None) -> int | None:
+    """The wait a 429/5xx answer asks for, as client-go reads it: whole seconds only."""
+    if status != 429 and status < 500:
+        return None
+    if not value:
+        return None
+    try:
+        seconds = int(value.strip())
+    except ValueError:
+        return None
+    return seconds if seconds >= 0 else None
 
 
 def _parse_retry_after(value: str | None) -> float | None:

@@ -35,7 +35,9 @@ pytestmark = pytest.mark.integration
 @pytest.fixture
 async def api(control_plane: ControlPlane) -> AsyncIterator[ApiClient]:
     config = ClientConfig.from_kube_configuration(await control_plane.kube_configuration())
-    async with ApiClient(config, qps=0, registry=CollectorRegistry()) as client:
+    # Single attempts: a "too large resource version" answer (504 with Retry-After: 1, after
+    # the apiserver's own 3 s wait) would otherwise be retried 10 times, as client-go does.
+    async with ApiClient(config, qps=0, registry=CollectorRegistry(), max_retries=0) as client:
         yield client
 
 

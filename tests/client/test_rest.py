@@ -540,3 +540,101 @@ async def test_token_is_asked_for_on_every_request(
 def test_static_token_repr_hides_the_token() -> None:
     assert "s3cret" not in repr(StaticTokenAuth("s3cret"))
     assert "s3cret" not in repr(ClientConfig(host="https://h", auth=StaticTokenAuth("s3cret")))
+
+
+# ---------------------------------------------------------------------- Retry-After retries
+
+
+def answers(*replies: tuple[int, dict[str, str] | None]) -> Any:
+    """A handler giving ``replies`` in turn (status, headers), then 200 with the method."""
+    left = list(replies)
+
+    async def handler(request: web.Request) -> web.StreamResponse:
+        if left:
+            code, headers = left.pop(0)
+            return json_response(status_body(code, "Throttled"), code, headers)
+        return json_response({"method": request.method, "body": await request.text()}, 200)
+
+    return handler
+
+
+async def retrying_client(api: FakeApiServer, registry: CollectorRegistry, **kw: Any) -> ApiClient:
+    return ApiClient(ClientConfig(host=api.url), qps=0, registry=registry, **kw)
+
+
+async def test_429_and_5xx_with_retry_after_are_retried(
+    api: FakeApiServer, registry: CollectorRegistry
+) -> None:
+    wait0 = {"Retry-After": "0"}
+    api.route("POST", "/api/v1/namespaces", answers((429, wait0), (503, wait0), (500, wait0)))
+    async with await retrying_client(api, registry) as c:
+        answer = await c.create(NAMESPACES, {"metadata": {"name": "x"}})
+    assert answer["method"] == "POST"
+    assert '"name":"x"' in answer["body"], "the body is sent again on each retry"
+    assert len(api.requests) == 4
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        pytest.param((429, None), id="429-without-retry-after"),
+        pytest.param((500, None), id="500-without-retry-after"),
+        pytest.param((429, {"Retry-After": "soon"}), id="unreadable-retry-after"),
+        pytest.param((409, {"Retry-After": "0"}), id="409-is-never-retried"),
+    ],
+)
+async def test_answers_without_a_usable_retry_after_are_not_retried(
+    api: FakeApiServer, registry: CollectorRegistry, reply: tuple[int, dict[str, str] | None]
+) -> None:
+    api.route("GET", "/api/v1/namespaces/a", answers(reply))
+    async with await retrying_client(api, registry) as c:
+        with pytest.raises(ApiError) as info:
+            await c.get(NAMESPACES, "a")
+    assert info.value.code == reply[0]
+    assert len(api.requests) == 1
+
+
+async def test_retries_stop_after_max_retries(
+    api: FakeApiServer, registry: CollectorRegistry
+) -> None:
+    api.route("GET", "/api/v1/namespaces/a", answers(*[(429, {"Retry-After": "0"})] * 20))
+    async with await retrying_client(api, registry, max_retries=3) as c:
+        with pytest.raises(TooManyRequests):
+            await c.get(NAMESPACES, "a")
+    assert len(api.requests) == 4, "the first attempt and 3 retries"
+
+
+async def test_retry_waits_the_retry_after_on_the_clock(
+    api: FakeApiServer, registry: CollectorRegistry
+) -> None:
+    clock = FakeClock()
+    api.route("GET", "/api/v1/namespaces/a", answers((429, {"Retry-After": "7"})))
+    async with await retrying_client(api, registry, clock=clock) as c:
+        task = asyncio.create_task(c.get(NAMESPACES, "a"))
+        for _ in range(200):
+            await asyncio.sleep(0.001)
+            if len(api.requests) == 1 and clock.has_waiters():
+                break
+        assert len(api.requests) == 1
+        clock.step(6.9)
+        await asyncio.sleep(0.05)
+        assert not task.done(), "retried before Retry-After elapsed"
+        clock.step(0.2)
+        assert (await asyncio.wait_for(task, 5))["method"] == "GET"
+    assert len(api.requests) == 2
+
+
+async def test_watch_opening_is_retried_too(
+    api: FakeApiServer, registry: CollectorRegistry
+) -> None:
+    api.route(
+        "GET",
+        "/api/v1/namespaces",
+        answers((429, {"Retry-After": "0"}), (429, {"Retry-After": "0"})),
+    )
+    async with await retrying_client(api, registry) as c:
+        with pytest.raises(ApiConnectionError):  # the echo is not a watch stream
+            async with c.watch(NAMESPACES) as events:
+                async for _ in events:
+                    pass
+    assert len(api.requests) == 3

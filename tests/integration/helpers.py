@@ -29,14 +29,18 @@ SYNC_TIMEOUT = 30.0
 """Seconds an informer gets for its first sync (it may have to back off first)."""
 
 
-def new_client(plane: ControlPlane, host: str | None = None, *, timeout: float = 15) -> ApiClient:
+def new_client(
+    plane: ControlPlane, host: str | None = None, *, timeout: float = 15, max_retries: int = 10
+) -> ApiClient:
     """An unthrottled admin client of ``plane``, or of a proxy in front of it (``host``)."""
     config = ClientConfig(
         host=host or plane.host,
         auth=StaticTokenAuth(plane.token()),
         ca_file=str(plane.ca_file),
     )
-    return ApiClient(config, qps=0, registry=CollectorRegistry(), timeout=timeout)
+    return ApiClient(
+        config, qps=0, registry=CollectorRegistry(), timeout=timeout, max_retries=max_retries
+    )
 
 
 def new_proxy(plane: ControlPlane) -> FaultProxy:

@@ -133,7 +133,8 @@ async def test_429_storm_on_watch_backs_off_without_relisting(
     async with (
         new_client(control_plane) as writer,
         new_proxy(control_plane) as proxy,
-        new_client(control_plane, proxy.host) as informer_client,
+        # The client's own Retry-After retries are off: this is the reflector's handling.
+        new_client(control_plane, proxy.host, max_retries=0) as informer_client,
     ):
         for index in range(3):
             await writer.create(CONFIGMAPS, configmap(f"cm-{index}", namespace, v="0"))
@@ -187,7 +188,7 @@ async def test_storage_initializing_429_on_first_list_backs_off_then_syncs(
     async with (
         new_client(control_plane) as writer,
         new_proxy(control_plane) as proxy,
-        new_client(control_plane, proxy.host) as informer_client,
+        new_client(control_plane, proxy.host, max_retries=0) as informer_client,
     ):
         await writer.create(CONFIGMAPS, configmap("cm-0", namespace, v="0"))
         proxy.inject(
@@ -218,3 +219,22 @@ async def test_storage_initializing_429_on_first_list_backs_off_then_syncs(
         assert all(r.query.get("resourceVersion") == "0" for r in lists)
         assert len(errors) == refusals
         assert all(isinstance(e, TooManyRequests) and "initializing" in e.message for e in errors)
+
+
+async def test_client_retries_429_with_retry_after_through_the_proxy(
+    control_plane: ControlPlane, namespace: str
+) -> None:
+    """With its defaults the client itself waits out a short 429 storm, as client-go's rest
+    client does: the caller sees one successful call."""
+    async with (
+        new_client(control_plane) as writer,
+        new_proxy(control_plane) as proxy,
+        new_client(control_plane, proxy.host) as client,
+    ):
+        await writer.create(CONFIGMAPS, configmap("cm-0", namespace, v="0"))
+        proxy.inject(429, match=list_request, times=2, retry_after=RETRY_AFTER)
+        page = await client.list(CONFIGMAPS, namespace=namespace)
+        assert [item["metadata"]["name"] for item in page["items"]] == ["cm-0"]
+        lists = [r for r in proxy.requests if is_list(r)]
+        assert [r.answered_by for r in lists] == ["injected:429", "injected:429", "upstream"]
+        assert all(wait >= RETRY_AFTER - 0.05 for wait in gaps([r.at for r in lists]))

@@ -155,7 +155,14 @@ async def test_two_electors_contend_and_one_leads(
         lease = await read_lease(client, namespace)
         assert lease["spec"]["holderIdentity"] == leader.identity
         assert lease["spec"]["leaseDurationSeconds"] == int(LEASE_DURATION)
-        assert standby.elector.get_leader() == leader.identity
+        # The standby learns the leader at its next try, which the 1.2 jitter factor may put
+        # up to 2.2 retry periods after its failed create.
+        await until(
+            lambda: standby.elector.get_leader() == leader.identity,
+            HANDOVER_LIMIT,
+            "the standby to observe the leader",
+            invariant=at_most_one,
+        )
         transitions = lease["spec"]["leaseTransitions"]
 
         await leader.stop()
