@@ -73,10 +73,7 @@ def gc_paused(*, settle: bool = False) -> Iterator[None]:
     state.depth += 1
     try:
         yield
-    except BaseException:
-        raise
-    else:
-        state.settle = state.settle or settle  # nothing to settle after a failure
+        state.settle = state.settle or settle  # not reached after a failure: nothing to settle
     finally:
         state.depth -= 1
         if state.depth == 0 and state.restore:

@@ -21,12 +21,12 @@ time is the cyclic GC running over and over as the heap grows, hence the pause b
 Interning repeated string values saves a quarter of the memory but costs more than the
 decode itself, so it is not done by default (see :func:`kcontrol.informers.intern_strings`).
 
-:func:`decode_list` serves callers that transform every item (an informer dropping
-``managedFields``): the list is split into raw items first (msgspec, no copy, no decode),
-then each item is decoded and transformed before the next, so the untransformed objects
-are never all alive at once. At 50,000 pods with ``managedFields`` dropped that halves
-the cache's memory (the bytes a whole-list decode frees stay behind as holes in CPython's
-allocator pools) and cuts the peak by more than half (``bench/informer.py``).
+:func:`decode_list` serves the informers' LISTs: the list is split into raw items first
+(msgspec, no copy, no decode), then each item is decoded and passed to a hook (the
+informer's transform, e.g. dropping ``managedFields``) before the next, so the untransformed
+objects are never all alive at once. At 50,000 pods with ``managedFields`` dropped that
+halves the cache's memory (the bytes a whole-list decode frees stay behind as holes in
+CPython's allocator pools) and cuts the peak by more than half (``bench/informer.py``).
 
 Watch bodies are newline-delimited JSON; :class:`LineSplitter` cuts them into lines of any
 length (aiohttp's ``readline`` refuses lines over its buffer limit, and one big object must

@@ -153,11 +153,7 @@ class ApiClient:
         api_version, kind = resource.api_version, resource.kind
 
         def item_hook(item: Object) -> Object:
-            if "apiVersion" not in item:
-                item["apiVersion"] = api_version
-            if "kind" not in item:
-                item["kind"] = kind
-            return transform(item)
+            return transform(_typed(item, api_version, kind))
 
         return await self._transport.request(
             "GET", path, params=params, decode=lambda data: decode_list(data, item_hook)
@@ -384,7 +380,13 @@ def _fill_type_meta(result: Object, resource: Resource) -> None:
     api_version, kind = resource.api_version, resource.kind
     for item in items:
         if isinstance(item, dict):
-            if "apiVersion" not in item:
-                item["apiVersion"] = api_version
-            if "kind" not in item:
-                item["kind"] = kind
+            _typed(item, api_version, kind)
+
+
+def _typed(item: Object, api_version: str, kind: str) -> Object:
+    """``item`` with ``apiVersion``/``kind`` set where the server left them out."""
+    if "apiVersion" not in item:
+        item["apiVersion"] = api_version
+    if "kind" not in item:
+        item["kind"] = kind
+    return item

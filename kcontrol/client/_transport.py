@@ -19,8 +19,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Awaitable, Callable
+from typing import Any, NamedTuple, TypeVar
 from urllib.parse import urlsplit
 
 import aiohttp
@@ -44,6 +44,15 @@ DEFAULT_MAX_RETRIES = 10
 """Retries of a request answered 429/5xx with ``Retry-After`` (client-go's default)."""
 
 Params = dict[str, str]
+_T = TypeVar("_T")
+
+
+class _Refusal(NamedTuple):
+    """A non-2xx answer, kept until it is known whether it will be retried."""
+
+    status: int
+    data: bytes
+    retry_after: str | None
 
 
 class Transport:
@@ -145,14 +154,9 @@ class Transport:
         read, which becomes :class:`~kcontrol.errors.ApiConnectionError`."""
         if body is not None and content_type is None:
             content_type = "application/json"
-        retries = 0
-        while True:
-            status, data, retry_after = await self._send(method, path, params, body, content_type)
-            if 200 <= status < 300:
-                break
-            if not await self._wait_to_retry(method, path, status, retry_after, retries):
-                raise _api_error(status, data, retry_after)
-            retries += 1
+        data = await self._with_retries(
+            method, path, lambda: self._send(method, path, params, body, content_type)
+        )
         if not data:
             return {}
         try:
@@ -165,24 +169,30 @@ class Transport:
             raise ApiConnectionError(f"{method} {path}: the server's answer is not an object")
         return result
 
-    async def _wait_to_retry(
-        self, method: str, path: str, status: int, retry_after: str | None, retries: int
-    ) -> bool:
-        """After a failed attempt: sleep and return True if it is to be retried."""
-        seconds = _retry_after_seconds(status, retry_after)
-        if seconds is None or retries >= self._max_retries:
-            return False
-        logger.info(
-            "%s %s: %d with Retry-After %ds (retry %d of %d)",
-            method,
-            path,
-            status,
-            seconds,
-            retries + 1,
-            self._max_retries,
-        )
-        await self._clock.sleep(seconds)
-        return True
+    async def _with_retries(
+        self, method: str, path: str, attempt: Callable[[], Awaitable[_T | _Refusal]]
+    ) -> _T:
+        """Run ``attempt`` until it succeeds; a refusal is retried after its ``Retry-After``
+        (module docstring) or raised as its :class:`~kcontrol.errors.ApiError`."""
+        retries = 0
+        while True:
+            outcome = await attempt()
+            if not isinstance(outcome, _Refusal):
+                return outcome
+            seconds = _retry_after_seconds(outcome.status, outcome.retry_after)
+            if seconds is None or retries >= self._max_retries:
+                raise _api_error(outcome.status, outcome.data, outcome.retry_after)
+            retries += 1
+            logger.info(
+                "%s %s: %d with Retry-After %ds (retry %d of %d)",
+                method,
+                path,
+                outcome.status,
+                seconds,
+                retries,
+                self._max_retries,
+            )
+            await self._clock.sleep(seconds)
 
     async def _send(
         self,
@@ -191,8 +201,9 @@ class Transport:
         params: Params | None,
         body: bytes | None,
         content_type: str | None,
-    ) -> tuple[int, bytes, str | None]:
-        """One attempt: ``(status, body, Retry-After header)``; connection failures raise."""
+    ) -> bytes | _Refusal:
+        """One attempt: the body of a 2xx answer, else the refusal; connection failures
+        raise."""
         session = self.session()
         headers = await self._prepare(method, content_type)
         url = self._base + path
@@ -220,24 +231,14 @@ class Transport:
             raise _connection_error(method, path, e) from e
         finally:
             self._metrics.observe_request(method, self._host, code, self._clock.now() - start)
-        return status, data, retry_after
+        return data if 200 <= status < 300 else _Refusal(status, data, retry_after)
 
     async def open_stream(self, path: str, params: Params) -> aiohttp.ClientResponse:
         """Open a watch: a 200 response whose body is left to stream, or the mapped error
         (after the same retries as :meth:`request`)."""
-        retries = 0
-        while True:
-            opened = await self._open_once(path, params)
-            if isinstance(opened, aiohttp.ClientResponse):
-                return opened
-            status, data, retry_after = opened
-            if not await self._wait_to_retry("GET", path, status, retry_after, retries):
-                raise _api_error(status, data, retry_after)
-            retries += 1
+        return await self._with_retries("GET", path, lambda: self._open_once(path, params))
 
-    async def _open_once(
-        self, path: str, params: Params
-    ) -> aiohttp.ClientResponse | tuple[int, bytes, str | None]:
+    async def _open_once(self, path: str, params: Params) -> aiohttp.ClientResponse | _Refusal:
         session = self.session()
         headers = await self._prepare("GET", None)
         url = self._base + path
@@ -264,7 +265,7 @@ class Transport:
             raise
         finally:
             self._metrics.observe_request("GET", self._host, code, self._clock.now() - start)
-        return status, data, retry_after
+        return _Refusal(status, data, retry_after)
 
 
 def _retry_after_seconds(status: int, value: str | None) -> int | None:

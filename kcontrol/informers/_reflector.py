@@ -252,7 +252,7 @@ class Reflector:
         if resource_version == "0" and paginated:
             self._paginated_result = True
         self._rv_unavailable = False
-        self._complete_type_meta(items)
+        # Items arrive with kind/apiVersion filled in: the Reader contract for a transform.
         await self._store.replace(items, list_rv)
         self._last_sync_rv = list_rv
         self._log.debug("list synced", items=len(items), rv=list_rv)
@@ -305,15 +305,6 @@ class Reflector:
             if continue_token is None:
                 return items, metadata.get("resourceVersion", ""), paginated
             paginated = True
-
-    def _complete_type_meta(self, items: list[Object]) -> None:
-        """LIST items carry no kind/apiVersion; fill them in so cached objects look alike."""
-        kind, api_version = self._resource.kind, self._resource.api_version
-        for item in items:
-            if "kind" not in item:
-                item["kind"] = kind
-            if "apiVersion" not in item:
-                item["apiVersion"] = api_version
 
     # -- watch -------------------------------------------------------------------------------
 
