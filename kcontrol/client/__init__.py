@@ -9,6 +9,7 @@ from kcontrol.client._config import (
     TokenFileAuth,
     load_config,
 )
+from kcontrol.client._fields import FieldsV1
 from kcontrol.client._interface import (
     CONFIGMAPS,
     DEPLOYMENTS,
@@ -43,6 +44,7 @@ __all__ = [
     "Client",
     "ClientConfig",
     "ConfigError",
+    "FieldsV1",
     "KubeConfigurationAuth",
     "Object",
     "PatchType",

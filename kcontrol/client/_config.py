@@ -168,8 +168,12 @@ class ClientConfig:
     ``host`` is the base URL (``https://10.0.0.1:6443``, possibly with a path prefix);
     ``ca_file``/``ca_data`` (PEM) are the CAs to trust instead of the system's;
     ``cert_file``/``key_file`` a client certificate; ``auth`` produces the
-    ``Authorization`` header. Build one with :func:`load_config`,
-    :meth:`from_kube_configuration` or :meth:`in_cluster`, or directly.
+    ``Authorization`` header. ``disable_compression`` stops asking the server to gzip
+    responses (client-go's ``rest.Config.DisableCompression``): on a fast network gzip costs
+    the apiserver and the client more CPU than it saves in transfer time, which is why
+    kube-controller-manager and kube-scheduler turn it off. Build one with
+    :func:`load_config`, :meth:`from_kube_configuration` or :meth:`in_cluster`, or
+    directly (``dataclasses.replace`` changes a field of a loaded one).
     """
 
     host: str
@@ -181,6 +185,7 @@ class ClientConfig:
     insecure_skip_tls_verify: bool = False
     tls_server_name: str | None = None
     proxy: str | None = None
+    disable_compression: bool = False
     # Cache for ssl_context(): built on first use, shared by every client of this config.
     _ssl: list[ssl.SSLContext] = field(default_factory=list, init=False, repr=False, compare=False)
 

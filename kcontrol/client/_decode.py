@@ -18,8 +18,16 @@ msgspec typed Struct (lossy)          11        11                 1,996
 Plain dicts keep every field, so objects can be written back without loss; typed structs
 are cheaper only because they drop what they do not declare. Most of a big LIST's decode
 time is the cyclic GC running over and over as the heap grows, hence the pause below.
-Interning repeated string values saves a quarter of the memory but costs more than the
-decode itself, so it is not done by default (see :func:`kcontrol.informers.intern_strings`).
+Interning repeated string values saves a quarter of the memory for less CPU than the decode
+itself; the informers do it as objects arrive (``ReflectorOptions.intern_strings``), plain
+client calls do not.
+
+One part of every object is not decoded: ``metadata.managedFields[*].fieldsV1``, server-side
+apply's field sets, stays the raw JSON the server sent, as a
+:class:`~kcontrol.client.FieldsV1` (``bytes``), as client-go keeps it. In
+``bench/informer.py``'s pods that is 1.6 of 3.9 KB of JSON, and decoded it took 8 KB of the
+20 KB a pod cost; :func:`encode_json` writes it back byte for byte
+(:mod:`kcontrol.client._fields`).
 
 :func:`decode_list` serves the informers' LISTs: the list is split into raw items first
 (msgspec, no copy, no decode), then each item is decoded and passed to a hook (the
@@ -42,6 +50,7 @@ import msgspec
 import orjson
 
 from kcontrol._gc import gc_paused
+from kcontrol.client._fields import FieldsV1, decode_keeping_fields
 
 __all__ = ["ItemHook", "LineSplitter", "decode_json", "decode_list", "encode_json"]
 
@@ -60,11 +69,15 @@ def decode_json(data: bytes | bytearray | memoryview) -> Any:
     full collections as the heap grows - although fresh JSON holds no cycles to free. Big
     bodies are therefore decoded with the collector paused for the (synchronous) call; the
     young-generation pass it defers costs far less than the collections it avoids.
+
+    ``metadata.managedFields[*].fieldsV1`` of an object is kept raw, as a
+    :class:`~kcontrol.client.FieldsV1` (see :mod:`kcontrol.client._fields`).
     """
+    data = bytes(data)
     if len(data) < GC_PAUSE_THRESHOLD:
-        return orjson.loads(data)
+        return decode_keeping_fields(data)
     with gc_paused():
-        return orjson.loads(data)
+        return decode_keeping_fields(data)
 
 
 class _ListEnvelope(msgspec.Struct, omit_defaults=True):
@@ -82,6 +95,7 @@ _ENVELOPE = msgspec.json.Decoder(_ListEnvelope)
 
 def decode_list(data: bytes | bytearray | memoryview, item_hook: ItemHook) -> dict[str, Any]:
     """Decode a LIST body, passing each item through ``item_hook`` as soon as it is decoded.
+    Items keep their ``fieldsV1`` raw, as :func:`decode_json` does.
 
     The result has the shape :func:`decode_json` would give (``items`` is always a list).
     Raises :class:`ValueError` if ``data`` is not JSON or not a list object. The cyclic GC
@@ -94,7 +108,7 @@ def decode_list(data: bytes | bytearray | memoryview, item_hook: ItemHook) -> di
             raise ValueError(f"not a list object: {e}") from e
         items: list[dict[str, Any]] = []
         for index, raw in enumerate(envelope.items or ()):
-            item = orjson.loads(memoryview(raw))
+            item = decode_keeping_fields(bytes(raw))
             if not isinstance(item, dict):
                 raise ValueError(f"list item {index} is not an object")
             items.append(item_hook(item))
@@ -109,6 +123,8 @@ def decode_list(data: bytes | bytearray | memoryview, item_hook: ItemHook) -> di
 
 
 def _default(value: Any) -> Any:
+    if isinstance(value, FieldsV1):
+        return orjson.Fragment(bytes(value))
     if isinstance(value, Mapping):
         return dict(value)
     if isinstance(value, (tuple, set, frozenset)):
@@ -121,7 +137,8 @@ _DUMPS_OPTIONS = orjson.OPT_UTC_Z | orjson.OPT_NAIVE_UTC
 
 def encode_json(value: Any) -> bytes:
     """Encode a request body. Any ``Mapping`` is accepted; ``datetime`` becomes RFC 3339
-    (naive values are taken as UTC), as the API's ``Time``/``MicroTime`` fields expect."""
+    (naive values are taken as UTC), as the API's ``Time``/``MicroTime`` fields expect; a
+    :class:`~kcontrol.client.FieldsV1` is written as the raw JSON it holds."""
     return orjson.dumps(value, default=_default, option=_DUMPS_OPTIONS)
 
 

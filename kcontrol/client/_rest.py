@@ -137,8 +137,8 @@ class ApiClient:
     ) -> Object:
         """One LIST page. Items get ``apiVersion``/``kind`` filled in (the server omits them
         in lists), as client-go's unstructured decoding does, so they match watch objects.
-        With ``transform``, items are decoded one at a time and each is transformed at once
-        (:func:`~kcontrol.client._decode.decode_list`)."""
+        Items are decoded one at a time and each is passed to ``transform``, if given, at
+        once (:func:`~kcontrol.client._decode.decode_list`)."""
         params = _selectors(label_selector, field_selector)
         _put(params, "resourceVersion", resource_version)
         _put(params, "resourceVersionMatch", resource_version_match)
@@ -146,14 +146,11 @@ class ApiClient:
             params["limit"] = str(limit)
         _put(params, "continue", continue_)
         path = resource.path(namespace)
-        if transform is None:
-            result = await self._transport.request("GET", path, params=params)
-            _fill_type_meta(result, resource)
-            return result
         api_version, kind = resource.api_version, resource.kind
 
         def item_hook(item: Object) -> Object:
-            return transform(_typed(item, api_version, kind))
+            item = _typed(item, api_version, kind)
+            return item if transform is None else transform(item)
 
         return await self._transport.request(
             "GET", path, params=params, decode=lambda data: decode_list(data, item_hook)
@@ -371,16 +368,6 @@ def _namespace_of(resource: Resource, obj: Mapping[str, Any], namespace: str | N
             f"{resource.kind} is namespaced: pass namespace= or set metadata.namespace"
         )
     return str(ns)
-
-
-def _fill_type_meta(result: Object, resource: Resource) -> None:
-    items = result.get("items")
-    if not isinstance(items, list):
-        return
-    api_version, kind = resource.api_version, resource.kind
-    for item in items:
-        if isinstance(item, dict):
-            _typed(item, api_version, kind)
 
 
 def _typed(item: Object, api_version: str, kind: str) -> Object:

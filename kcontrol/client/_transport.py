@@ -121,6 +121,8 @@ class Transport:
             if waited > _LONG_THROTTLE:
                 logger.debug("waited %.3fs due to client-side throttling", waited)
         headers = {"User-Agent": self._user_agent, "Accept": "application/json"}
+        if self._config.disable_compression:
+            headers["Accept-Encoding"] = "identity"  # replaces aiohttp's "gzip, deflate"
         if content_type is not None:
             headers["Content-Type"] = content_type
         if self._config.auth is not None:

@@ -16,6 +16,7 @@ import aiohttp
 import orjson
 
 from kcontrol.client._decode import LineSplitter
+from kcontrol.client._fields import decode_watch_frame_keeping_fields
 from kcontrol.client._interface import WatchEvent
 from kcontrol.errors import ApiConnectionError, api_error_from_status
 
@@ -27,9 +28,10 @@ _READ_SIZE = 256 * 1024
 
 
 def parse_event(line: bytes) -> WatchEvent:
-    """Decode one watch frame; raise the mapped error for ``ERROR`` frames."""
+    """Decode one watch frame (the object's ``fieldsV1`` kept raw, see
+    :mod:`kcontrol.client._fields`); raise the mapped error for ``ERROR`` frames."""
     try:
-        frame: Any = orjson.loads(line)
+        frame: Any = decode_watch_frame_keeping_fields(line)
     except orjson.JSONDecodeError as e:
         raise ApiConnectionError(f"malformed watch event ({len(line)} bytes)") from e
     if not isinstance(frame, dict):

@@ -22,9 +22,8 @@ from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
-import orjson
-
 from kcontrol.client import Client, Object, PatchType, Resource, WatchEvent
+from kcontrol.client._decode import decode_json, encode_json
 from kcontrol.clock import Clock, RealClock, TimerHandle
 from kcontrol.errors import BadRequest
 from kcontrol.testing._actions import VERBS, Action, Reactor, ReactorRegistration
@@ -404,7 +403,7 @@ def _snapshot(body: Any) -> Any:
 def _response(result: Any) -> Object:
     if not isinstance(result, Mapping):
         raise TypeError(f"a reactor answered with {type(result).__name__}, not an object")
-    response: Object = orjson.loads(orjson.dumps(dict(result)))
+    response: Object = decode_json(encode_json(dict(result)))
     return response
 
 

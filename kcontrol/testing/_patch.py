@@ -34,6 +34,7 @@ from typing import Any, Final
 import orjson
 
 from kcontrol.client import Object, PatchType
+from kcontrol.client._decode import decode_json, encode_json
 from kcontrol.errors import ApiError, BadRequest, Invalid
 
 __all__ = [
@@ -72,15 +73,9 @@ def decode_patch(patch: Any) -> Any:
     try:
         if isinstance(patch, str | bytes | bytearray | memoryview):
             return orjson.loads(patch)
-        return orjson.loads(orjson.dumps(patch, default=_jsonable))
+        return decode_json(encode_json(patch))
     except (orjson.JSONDecodeError, TypeError) as err:
         raise BadRequest(f"the patch is not valid JSON: {err}") from None
-
-
-def _jsonable(value: object) -> object:
-    if isinstance(value, Mapping):
-        return dict(value)
-    raise TypeError(f"{type(value).__name__} is not JSON serializable")
 
 
 def apply_patch(target: Object, patch: Any, patch_type: PatchType) -> Object:
@@ -153,7 +148,7 @@ def json_patch(document: Any, operations: list[Any]) -> Any:
             document, value = _remove(document, source)
             document = _add(document, tokens, value)
         elif op == "copy":
-            value = orjson.loads(orjson.dumps(_get(document, _pointer(operation["from"]))))
+            value = decode_json(encode_json(_get(document, _pointer(operation["from"]))))
             document = _add(document, _pointer(path), value)
         elif op == "test":
             actual = _get(document, _pointer(path))

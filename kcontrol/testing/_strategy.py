@@ -8,12 +8,10 @@ them; it owns storage, resourceVersions and watches.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Mapping
 from typing import Any, Final
 
-import orjson
-
 from kcontrol.client import DEPLOYMENTS, Object, Resource
+from kcontrol.client._decode import decode_json, encode_json
 from kcontrol.errors import BadRequest, Conflict, Invalid, NotFound
 
 __all__ = [
@@ -43,17 +41,12 @@ _NOT_SPEC: Final = frozenset({"apiVersion", "kind", "metadata", "status"})
 
 
 def copy_object(obj: Any) -> Any:
-    """A deep copy through JSON, which also rejects values the API could not carry."""
+    """A deep copy through the client's JSON codec - what a real client would send, decoded
+    as it decodes answers - which also rejects values the API could not carry."""
     try:
-        return orjson.loads(orjson.dumps(obj, default=_jsonable))
+        return decode_json(encode_json(obj))
     except TypeError as err:
         raise BadRequest(f"the object is not valid JSON: {err}") from None
-
-
-def _jsonable(value: object) -> object:
-    if isinstance(value, Mapping):
-        return dict(value)
-    raise TypeError(f"{type(value).__name__} is not JSON serializable")
 
 
 def metadata_of(obj: Object) -> dict[str, Any]:

@@ -13,9 +13,8 @@ import asyncio
 from collections.abc import Callable, Iterable
 from typing import Final
 
-import orjson
-
 from kcontrol.client import Object, Resource, WatchEvent
+from kcontrol.client._decode import decode_json, encode_json
 from kcontrol.testing._filter import ObjectFilter
 
 __all__ = ["ScriptedWatch", "Watcher"]
@@ -137,5 +136,5 @@ class ScriptedWatch:
 
 
 def _copy(obj: Object) -> Object:
-    result: Object = orjson.loads(orjson.dumps(obj))
+    result: Object = decode_json(encode_json(obj))
     return result

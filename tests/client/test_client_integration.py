@@ -15,6 +15,7 @@ from kcontrol.client import (
     NAMESPACES,
     ApiClient,
     ClientConfig,
+    FieldsV1,
     PatchType,
     WatchEvent,
     load_config,
@@ -161,6 +162,34 @@ async def test_list_with_transform_decodes_item_by_item(api: ApiClient, namespac
     for item in plain["items"]:
         del item["metadata"]["managedFields"]
     assert page["items"] == plain["items"], "nothing but the transform's change differs"
+
+
+async def test_field_sets_stay_raw_and_survive_a_write_back(api: ApiClient, namespace: str) -> None:
+    await api.patch(
+        CONFIGMAPS,
+        "owned",
+        configmap("owned", namespace, a="1"),
+        namespace=namespace,
+        patch_type=PatchType.APPLY,
+        field_manager="applier",
+    )
+    got = await api.get(CONFIGMAPS, "owned", namespace=namespace)
+    entries = got["metadata"]["managedFields"]
+    assert [type(e["fieldsV1"]) for e in entries] == [FieldsV1]
+    assert "f:a" in entries[0]["fieldsV1"].to_dict()["f:data"]
+    listed = (await api.list(CONFIGMAPS, namespace=namespace))["items"]
+    assert listed[0]["metadata"]["managedFields"] == entries, "same bytes from a LIST"
+    async with api.watch(CONFIGMAPS, namespace=namespace, resource_version="0") as events:
+        async for event in events:
+            assert event.object["metadata"]["managedFields"] == entries, "and from a watch"
+            break
+
+    # PUT the object back with the raw field sets in it: the server takes them as sent.
+    got["data"]["b"] = "2"
+    updated = await api.update(CONFIGMAPS, got)
+    after = {e["manager"]: e["fieldsV1"].to_dict() for e in updated["metadata"]["managedFields"]}
+    assert after["applier"] == entries[0]["fieldsV1"].to_dict(), "the applier's set is intact"
+    assert "f:b" in after[next(m for m in after if m != "applier")]["f:data"]
 
 
 async def test_update_status_and_patches(api: ApiClient, namespace: str) -> None:

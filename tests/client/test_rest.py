@@ -85,7 +85,7 @@ async def test_namespaced_get_without_namespace_is_rejected(client: ApiClient) -
 
 
 async def test_list_sends_query_parameters(api: FakeApiServer, client: ApiClient) -> None:
-    echo = await client.list(
+    await client.list(
         PODS,
         namespace="ns",
         label_selector="app=web,tier!=db",
@@ -95,8 +95,9 @@ async def test_list_sends_query_parameters(api: FakeApiServer, client: ApiClient
         limit=50,
         continue_="tok",
     )
-    assert echo["path"] == POD_PATH
-    assert echo["query"] == {
+    sent = api.requests[-1]
+    assert sent.path == POD_PATH
+    assert sent.query == {
         "labelSelector": "app=web,tier!=db",
         "fieldSelector": "spec.nodeName=n1",
         "resourceVersion": "0",

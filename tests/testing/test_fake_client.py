@@ -166,7 +166,7 @@ async def test_create_with_generate_name(client: FakeClient) -> None:
                      None, BadRequest, "resourceVersion should not be set", id="preset-rv"),
         pytest.param({"kind": "Deployment", "metadata": {"name": "a", "namespace": "d"}}, None,
                      BadRequest, "request is for v1/Pod", id="wrong-kind"),
-        pytest.param({"metadata": {"name": "a", "namespace": "d"}, "spec": {1, 2}}, None,
+        pytest.param({"metadata": {"name": "a", "namespace": "d"}, "spec": {"x": 1j}}, None,
                      BadRequest, "not valid JSON", id="not-json"),
     ],
 )  # fmt: skip
@@ -838,7 +838,7 @@ async def test_malformed_requests_are_recorded_too(client: FakeClient) -> None:
     with pytest.raises(BadRequest):
         await client.patch(PODS, "a", "{not json", namespace="default")
     with pytest.raises(BadRequest):
-        await client.create(PODS, {"metadata": {"name": "a", "namespace": "d"}, "x": {1}})
+        await client.create(PODS, {"metadata": {"name": "a", "namespace": "d"}, "x": 1j})
     assert [(a.verb, a.patch) for a in client.actions] == [("patch", "{not json"), ("create", None)]
 
 

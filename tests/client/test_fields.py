@@ -1,0 +1,152 @@
+"""managedFields' fieldsV1 kept raw (kcontrol.client._fields) through every decode path."""
+
+from __future__ import annotations
+
+import copy
+import pickle
+from typing import Any
+
+import orjson
+import pytest
+
+from kcontrol.client import FieldsV1
+from kcontrol.client._decode import decode_json, decode_list, encode_json
+from kcontrol.client._watch import parse_event
+
+SET_A = {"f:metadata": {"f:labels": {".": {}, "f:app": {}}}, "f:data": {'k:{"x":1}': {}}}
+SET_B = {"f:spec": {"f:replicas": {}}}
+
+
+def managed(*field_sets: Any) -> list[dict[str, Any]]:
+    return [
+        {
+            "manager": f"m{i}",
+            "operation": "Update",
+            "apiVersion": "v1",
+            "time": "2026-11-23T10:00:00Z",
+            "fieldsType": "FieldsV1",
+            **({"fieldsV1": fields} if fields is not ... else {}),
+        }
+        for i, fields in enumerate(field_sets)
+    ]
+
+
+def obj(*field_sets: Any, **extra: Any) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": "c", "labels": {"app": "x"}, "managedFields": managed(*field_sets)},
+        "data": {"x": "1"},
+        **extra,
+    }
+
+
+def field_sets(decoded: dict[str, Any]) -> list[Any]:
+    return [entry.get("fieldsV1") for entry in decoded["metadata"]["managedFields"]]
+
+
+def test_field_sets_stay_raw_and_everything_else_is_decoded() -> None:
+    source = obj(SET_A, SET_B)
+    decoded = decode_json(orjson.dumps(source))
+    sets = field_sets(decoded)
+    assert all(type(s) is FieldsV1 for s in sets)
+    assert [s.to_dict() for s in sets] == [SET_A, SET_B]
+    assert sets[0] == orjson.dumps(SET_A), "the exact bytes the server sent"
+    expected = copy.deepcopy(source)
+    for entry in expected["metadata"]["managedFields"]:
+        entry.pop("fieldsV1")
+    for entry in decoded["metadata"]["managedFields"]:
+        entry.pop("fieldsV1")
+    assert decoded == expected
+
+
+def test_round_trip_through_encode_json_is_lossless() -> None:
+    body = orjson.dumps(obj(SET_A, SET_B))
+    decoded = decode_json(body)
+    assert encode_json(decoded) == body
+    assert orjson.loads(encode_json({"wrapped": decoded})) == {"wrapped": orjson.loads(body)}
+
+
+def test_fields_v1_copies_pickles_and_compares_as_bytes() -> None:
+    decoded = decode_json(orjson.dumps(obj(SET_A)))
+    copied = copy.deepcopy(decoded)
+    assert copied == decoded
+    assert type(field_sets(copied)[0]) is FieldsV1
+    restored = pickle.loads(pickle.dumps(decoded))
+    assert restored == decoded and type(field_sets(restored)[0]) is FieldsV1
+    assert repr(field_sets(decoded)[0]).startswith("FieldsV1(b'{")
+
+
+@pytest.mark.parametrize(
+    ("sets", "expected_types"),
+    [
+        pytest.param((None, SET_A), [type(None), FieldsV1], id="null-field-set"),
+        pytest.param((..., SET_B), [type(None), FieldsV1], id="entry-without-field-set"),
+        pytest.param(({},), [FieldsV1], id="empty-field-set"),
+    ],
+)
+def test_entries_without_an_object_field_set_decode_as_usual(
+    sets: tuple[Any, ...], expected_types: list[type]
+) -> None:
+    source = obj(*sets)
+    decoded = decode_json(orjson.dumps(source))
+    assert [type(s) for s in field_sets(decoded)] == expected_types
+    assert orjson.loads(encode_json(decoded)) == source
+
+
+def test_an_identical_object_earlier_in_the_document_is_left_alone() -> None:
+    source = {"aaa": SET_A, **obj(SET_A)}
+    body = orjson.dumps(source)
+    assert body.index(orjson.dumps(SET_A)) < body.index(b'"metadata"')
+    decoded = decode_json(body)
+    assert decoded["aaa"] == SET_A and type(decoded["aaa"]) is dict
+    assert field_sets(decoded) == [orjson.dumps(SET_A)]
+    assert type(field_sets(decoded)[0]) is FieldsV1
+    assert orjson.loads(encode_json(decoded)) == source
+
+
+def test_an_identical_fields_v1_key_earlier_falls_back_to_a_plain_decode() -> None:
+    # The splice cuts the first "fieldsV1" it finds; the real one is then still an object.
+    source = {"aaa": {"fieldsV1": SET_A}, **obj(SET_A)}
+    body = orjson.dumps(source)
+    assert body.index(b'"fieldsV1"') < body.index(b'"metadata"')
+    decoded = decode_json(body)
+    assert decoded == source, "nothing lost or misplaced; fieldsV1 decoded normally"
+    assert type(field_sets(decoded)[0]) is dict
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        pytest.param({"metadata": "not an object", "fieldsV1": {}}, id="metadata-not-object"),
+        pytest.param({"metadata": {"managedFields": {"fieldsV1": {}}}}, id="not-a-list"),
+        pytest.param({"metadata": {"managedFields": ["x", {"fieldsV1": {}}]}}, id="odd-entry"),
+        pytest.param([{"metadata": {"managedFields": [{"fieldsV1": {}}]}}], id="top-level-list"),
+    ],
+)
+def test_unexpected_shapes_decode_plainly(source: Any) -> None:
+    assert decode_json(orjson.dumps(source)) == source
+
+
+def test_invalid_json_still_raises() -> None:
+    with pytest.raises(orjson.JSONDecodeError):
+        decode_json(b'{"metadata":{"managedFields":[{"fieldsV1":{"f:a":{}}}]}')
+
+
+def test_list_items_and_watch_objects_keep_field_sets_raw() -> None:
+    body = orjson.dumps({"kind": "ConfigMapList", "metadata": {}, "items": [obj(SET_A), obj()]})
+    listed = decode_list(body, lambda item: item)
+    assert type(field_sets(listed["items"][0])[0]) is FieldsV1
+    assert field_sets(listed["items"][1]) == []
+    event = parse_event(orjson.dumps({"type": "MODIFIED", "object": obj(SET_B)}))
+    assert event.type == "MODIFIED"
+    assert field_sets(event.object) == [orjson.dumps(SET_B)]
+    assert type(field_sets(event.object)[0]) is FieldsV1
+
+
+def test_indented_json_is_spliced_too() -> None:
+    source = obj(SET_A, SET_B)
+    decoded = decode_json(orjson.dumps(source, option=orjson.OPT_INDENT_2))
+    assert [type(s) for s in field_sets(decoded)] == [FieldsV1, FieldsV1]
+    assert [s.to_dict() for s in field_sets(decoded)] == [SET_A, SET_B]
+    assert orjson.loads(encode_json(decoded)) == source
