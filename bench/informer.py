@@ -11,19 +11,25 @@ variant                     what runs
 ==========================  =================================================================
 ``kcontrol``                kcontrol SharedInformerFactory pod informer, default settings
                             (LIST with limit=500 at resourceVersion 0 - which the apiserver
-                            answers from its watch cache in one piece - then watch)
+                            answers from its watch cache in one piece - then watch; gzip;
+                            fieldsV1 kept raw; short strings interned)
 ``client-go``               client-go v0.36 SharedInformerFactory pod informer
                             (bench/reference/informer), default settings: JSON, and the
                             streaming list (WatchListClient is on by default since v0.35)
 ``kcontrol trim``           as ``kcontrol`` with a transform dropping metadata.managedFields
 ``client-go trim``          as ``client-go`` with the same transform (kube-controller-manager
                             installs exactly this one)
+``kcontrol no-intern``      kcontrol with ``ReflectorOptions(intern_strings=False)``
+``kcontrol no-gzip``        kcontrol with ``ClientConfig(disable_compression=True)``: no gzip,
+                            as the official client (urllib3 does not ask for it)
 ``kcontrol watch-list``     kcontrol with ``ReflectorOptions(use_watch_list=True)``
 ``client-go LIST``          client-go with ``KUBE_FEATURE_WatchListClient=false``
 ``kcontrol watch-list trim``  streaming list with the managedFields transform
 ``kcontrol manager``        as kcontrol-manager runs its informers: ``strip_managed_fields``
-                            chained with ``intern_strings``, and the sync settled with
+                            (and the default interning), and the sync settled with
                             ``gc.freeze()`` (``set_gc_freeze_after_sync``)
+``client-go kcm``           client-go as kube-controller-manager configures it: protobuf,
+                            ``DisableCompression``, and the managedFields transform
 ``official``                the official client's ``kubernetes.informer.SharedInformer`` over
                             ``CoreV1Api.list_pod_for_all_namespaces`` (threads, urllib3,
                             typed models; one unpaged LIST). Capped by ``--slow-timeout``.
@@ -66,6 +72,7 @@ import argparse
 import asyncio
 import contextlib
 import ctypes
+import dataclasses
 import datetime
 import gc
 import json
@@ -148,17 +155,13 @@ class _Clock:
 
 # --------------------------------------------------------------------------- transforms
 
-_TRANSFORMS = ("none", "trim", "trim+intern")
+_TRANSFORMS = ("none", "trim")
 
 
 def _transform(name: str) -> Any:
-    from kcontrol.informers import chain_transforms, intern_strings, strip_managed_fields
+    from kcontrol.informers import strip_managed_fields
 
-    return {
-        "none": None,
-        "trim": strip_managed_fields,
-        "trim+intern": chain_transforms(strip_managed_fields, intern_strings),
-    }[name]
+    return {"none": None, "trim": strip_managed_fields}[name]
 
 
 # --------------------------------------------------------------------------- children
@@ -214,7 +217,9 @@ async def _child_kcontrol(args: argparse.Namespace, clock: _Clock) -> None:
 
         set_gc_freeze_after_sync(True)  # as kcontrol-manager does
     config = await load_config(kubeconfig=args.kubeconfig)
-    options = ReflectorOptions(use_watch_list=args.watch_list)
+    if args.no_compression:
+        config = dataclasses.replace(config, disable_compression=True)
+    options = ReflectorOptions(use_watch_list=args.watch_list, intern_strings=not args.no_intern)
     async with ApiClient(config, qps=0) as client:
         factory = SharedInformerFactory(
             client,
@@ -481,8 +486,12 @@ def _go(binary: Path, *extra: str) -> Callable[[str, str], list[str]]:
     return argv
 
 
-MANAGER_FLAGS = ("--transform", "trim+intern", "--gc-freeze")
+MANAGER_FLAGS = ("--transform", "trim", "--gc-freeze")
 """The kcontrol child as kcontrol-manager configures its informers (see kcontrol.manager)."""
+
+KCM_FLAGS = ("-trim-managed-fields", "-protobuf", "-disable-compression")
+"""The client-go child as kube-controller-manager configures its client and informers
+(cmd/kube-controller-manager/app/options/options.go and controllermanager.go)."""
 
 
 def variants(binary: Path) -> list[Variant]:
@@ -493,10 +502,13 @@ def variants(binary: Path) -> list[Variant]:
         Variant("client-go", "go", _go(binary)),
         Variant("kcontrol trim", kc, _py(kc, "--transform", "trim")),
         Variant("client-go trim", "go", _go(binary, "-trim-managed-fields")),
+        Variant("kcontrol no-intern", kc, _py(kc, "--no-intern")),
+        Variant("kcontrol no-gzip", kc, _py(kc, "--no-compression")),
         Variant("kcontrol watch-list", kc, _py(kc, "--watch-list")),
         Variant("client-go LIST", "go", _go(binary), env=no_watch_list),
         Variant("kcontrol watch-list trim", kc, _py(kc, "--watch-list", "--transform", "trim")),
         Variant("kcontrol manager", kc, _py(kc, *MANAGER_FLAGS)),
+        Variant("client-go kcm", "go", _go(binary, *KCM_FLAGS)),
         Variant("aiohttp floor", "floor", _py("aiohttp")),
         Variant("official", "official", _py("official"), slow=True),
         Variant("asyncio models", "asyncio", _py("asyncio-models"), slow=True),
@@ -724,7 +736,9 @@ def report(data: Collected, variant_list: list[Variant], counts: list[int], runs
             ("kcontrol watch-list", "client-go", "both streaming list"),
             ("kcontrol trim", "client-go LIST", "kcontrol trims, both LIST"),
             ("kcontrol watch-list trim", "client-go trim", "both streaming list, both trim"),
-            ("kcontrol manager", "client-go trim", "kcontrol-manager vs kube-controller-manager"),
+            ("kcontrol no-intern", "client-go", "kcontrol without interning"),
+            ("kcontrol manager", "client-go trim", "kcontrol-manager vs client-go trim"),
+            ("kcontrol manager", "client-go kcm", "kcontrol-manager vs kube-controller-manager"),
         ]
         lines.append(
             "\n| kcontrol / client-go | wall | CPU | peak RSS | RSS/pod | settled RSS/pod |"
@@ -740,12 +754,14 @@ def report(data: Collected, variant_list: list[Variant], counts: list[int], runs
                     f"| {ma['settled_pod'] / mb['settled_pod']:.2f} |"
                 )
         for slow in ("official", "asyncio models"):
-            if slow in medians and "kcontrol" in medians:
-                ms, mk = medians[slow], medians["kcontrol"]
+            for ours in ("kcontrol", "kcontrol no-gzip", "kcontrol manager"):
+                if slow not in medians or ours not in medians:
+                    continue
+                ms, mk = medians[slow], medians[ours]
                 timed_out = not [r for r in data.sync[(n, slow)] if not r.get("timeout")]
                 bound = "at least " if timed_out else ""
                 lines.append(
-                    f"\nkcontrol vs {slow}: {bound}{ms['wall'] / mk['wall']:.1f}x faster (wall), "
+                    f"\n{ours} vs {slow}: {bound}{ms['wall'] / mk['wall']:.1f}x faster (wall), "
                     f"{bound}{ms['cpu'] / mk['cpu']:.1f}x less CPU."
                 )
         churns = data.churn.get(n)
@@ -917,6 +933,8 @@ def main() -> None:
     parser.add_argument("--watch-list", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--churn", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--gc-freeze", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--no-compression", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--no-intern", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--page-size", type=int, default=500, help=argparse.SUPPRESS)
     parser.add_argument("--seconds", type=float, default=15.0, help=argparse.SUPPRESS)
     parser.add_argument("--concurrency", type=int, default=32, help=argparse.SUPPRESS)

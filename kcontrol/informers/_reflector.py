@@ -39,7 +39,9 @@ is decoded - each LIST item (the reader decodes items one by one for it), each i
 of a streaming list and each watch event - so the untransformed objects of a large list are
 never all alive at once. It is applied exactly once per object received; an object it raises
 on is logged and dropped, like an event the store refuses (in a LIST, the whole list fails
-and is retried). The cyclic GC is paused from the start of a LIST (or streaming list) until
+and is retried). After it, short string values are interned
+(``ReflectorOptions.intern_strings``, on by default), so equal values share memory across
+the cache. The cyclic GC is paused from the start of a LIST (or streaming list) until
 the store has been replaced, then settled in one pass (:mod:`kcontrol._gc`): collecting in
 the middle only walks fresh objects that hold no cycles, again and again.
 
@@ -78,6 +80,7 @@ from kcontrol.errors import (
     is_resource_expired,
 )
 from kcontrol.informers._backoff import BackoffManager, ExponentialBackoff
+from kcontrol.informers._intern import intern_strings
 from kcontrol.informers._keys import meta_namespace_key_func
 from kcontrol.informers._watchdog import InactivityTimeout, InactivityTimeoutError
 
@@ -137,6 +140,10 @@ class ReflectorOptions:
     """First wait after a failure (seconds); doubles with each failure in a row."""
     backoff_cap: float = 30.0
     """Longest wait between retries before jitter (seconds); ``Retry-After`` may exceed it."""
+    intern_strings: bool = True
+    """Intern the short string values of every object received, after the transform
+    (:func:`~kcontrol.informers.intern_strings`): about a third less memory per cached
+    object for about 10 us of CPU per object. Not in client-go (Go strings cost less)."""
     name: str = ""
     """Shown in logs; defaults to the resource and namespace."""
 
@@ -185,7 +192,7 @@ class Reflector:
             self._clock, initial=self._options.backoff_initial, cap=self._options.backoff_cap
         )
         self._watch_error_handler = watch_error_handler
-        self._transform = transform
+        self._transform = _with_interning(transform) if self._options.intern_strings else transform
         self._rng = rng or random.Random()
         self._log = _log.bind(
             reflector=self._options.name
@@ -489,3 +496,13 @@ def _unchanged(obj: Object) -> Object:
     """The LIST item hook when there is no transform: items are still decoded one by one,
     which keeps the peak lower (at 50,000 pods 1.3 GB instead of 1.8 GB) at no CPU cost."""
     return obj
+
+
+def _with_interning(transform: TransformFunc | None) -> TransformFunc:
+    if transform is None:
+        return intern_strings
+
+    def transformed_and_interned(obj: Object) -> Object:
+        return intern_strings(transform(obj))
+
+    return transformed_and_interned

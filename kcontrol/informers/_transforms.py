@@ -13,16 +13,11 @@ Both change the object in place and return it; both are idempotent.
 
 from __future__ import annotations
 
-import sys
-from typing import Any
-
 from kcontrol.client import Object
+from kcontrol.informers._intern import INTERN_MAX_LENGTH, intern_strings
 from kcontrol.informers._reflector import TransformFunc
 
 __all__ = ["INTERN_MAX_LENGTH", "chain_transforms", "intern_strings", "strip_managed_fields"]
-
-INTERN_MAX_LENGTH = 64
-"""Longer string values are left alone by :func:`intern_strings`: they rarely repeat."""
 
 
 def strip_managed_fields(obj: Object) -> Object:
@@ -35,26 +30,6 @@ def strip_managed_fields(obj: Object) -> Object:
     if isinstance(metadata, dict):
         metadata.pop("managedFields", None)
     return obj
-
-
-def intern_strings(obj: Object) -> Object:
-    """Replace every string value of at most :data:`INTERN_MAX_LENGTH` characters by its
-    interned copy (``sys.intern``), so equal values across cached objects share memory.
-    Keys need nothing: the JSON decoder already shares them."""
-    _intern_container(obj)
-    return obj
-
-
-def _intern_container(container: dict[str, Any] | list[Any]) -> None:
-    intern, limit = sys.intern, INTERN_MAX_LENGTH
-    pairs = container.items() if type(container) is dict else enumerate(container)
-    for key, value in pairs:
-        kind = type(value)
-        if kind is str:
-            if len(value) <= limit:
-                container[key] = intern(value)  # type: ignore[index]
-        elif kind is dict or kind is list:
-            _intern_container(value)
 
 
 def chain_transforms(*transforms: TransformFunc) -> TransformFunc:

@@ -595,7 +595,8 @@ async def test_transform_applies_once_to_list_items_and_watch_events() -> None:
     reader = ScriptedReader([page([pod("a", 5), pod("b", 6)], 10)], [watch], clock=clock)
     transform = CountingTransform()
     store = GcWatchingStore()
-    reflector = Reflector(reader, PODS, store, clock=clock, transform=transform)
+    options = ReflectorOptions(intern_strings=False)
+    reflector = Reflector(reader, PODS, store, clock=clock, transform=transform, options=options)
     async with running(reflector.run()):
         await until(lambda: reflector.last_sync_resource_version == "12")
     assert reader.list_calls[0]["transform"] is transform, "list items transformed on decode"
@@ -603,6 +604,47 @@ async def test_transform_applies_once_to_list_items_and_watch_events() -> None:
     assert transformed_counts(store) == {"a": 1, "b": 1, "c": 1}
     assert store.gc_enabled_in_replace == [False], "the GC is paused from LIST to replace"
     assert gc.isenabled(), "and back on afterwards"
+
+
+def _fresh(text: str) -> str:
+    """An equal string that is not the same object (as a JSON decoder would create)."""
+    return "".join(list(text))
+
+
+async def test_string_values_are_interned_after_the_transform_by_default() -> None:
+    clock = FakeClock()
+    listed = [pod(name, 5 + i, labels={"app": _fresh("web")}) for i, name in enumerate("ab")]
+    watched = pod("c", 11, labels={"app": _fresh("web")})
+    reader = ScriptedReader([page(listed, 10)], [FakeWatch([("ADDED", watched)])], clock=clock)
+    seen_before_interning: list[str] = []
+
+    def transform(obj: Object) -> Object:
+        value = obj["metadata"]["labels"]["app"]
+        seen_before_interning.append(value)
+        obj["metadata"]["labels"]["app"] = _fresh(value)  # interning must come after this
+        return obj
+
+    store = RecordingStore()
+    reflector = Reflector(reader, PODS, store, clock=clock, transform=transform)
+    async with running(reflector.run()):
+        await until(lambda: reflector.last_sync_resource_version == "11")
+    values = [o["metadata"]["labels"]["app"] for o in store.store.list()]
+    assert sorted(values) == ["web", "web", "web"]
+    assert all(v is values[0] for v in values), "one shared copy after interning"
+    assert len({id(v) for v in seen_before_interning}) == 3, "the transform saw the originals"
+
+
+async def test_interning_can_be_turned_off() -> None:
+    clock = FakeClock()
+    listed = [pod(name, 5 + i, labels={"app": _fresh("web")}) for i, name in enumerate("ab")]
+    reader = ScriptedReader([page(listed, 10)], [FakeWatch([])], clock=clock)
+    store = RecordingStore()
+    options = ReflectorOptions(intern_strings=False)
+    reflector = Reflector(reader, PODS, store, clock=clock, options=options)
+    async with running(reflector.run()):
+        await until(lambda: reflector.last_sync_resource_version == "10")
+    a, b = (o["metadata"]["labels"]["app"] for o in store.store.list())
+    assert a == b and a is not b
 
 
 async def test_transform_failure_on_a_watch_event_drops_it_and_keeps_watching() -> None:

@@ -17,7 +17,8 @@
 // handler since "start", the CPU seconds used, and the delay from the writer's timestamp
 // (annotation bench/ts, Unix seconds) to the handler call; then the program exits.
 //
-// The wire format is client-go's default (JSON) unless -protobuf. Whether the reflector uses
+// The wire format is client-go's default (JSON, gzip) unless -protobuf or -disable-compression
+// (kube-controller-manager sets both, with -trim-managed-fields's transform). Whether the reflector uses
 // a streaming list (WatchListClient, on by default in client-go >= 0.35) or LIST is client-go's
 // feature gate: set KUBE_FEATURE_WatchListClient=false in the environment to force LIST.
 package main
@@ -133,6 +134,7 @@ func main() {
 	namespace := flag.String("namespace", "", "namespace to watch (empty: all namespaces)")
 	trim := flag.Bool("trim-managed-fields", false, "drop metadata.managedFields in a transform (as kube-controller-manager does)")
 	protobuf := flag.Bool("protobuf", false, "use protobuf instead of client-go's default JSON")
+	noGzip := flag.Bool("disable-compression", false, "do not ask for gzip (rest.Config.DisableCompression, as kube-controller-manager sets it)")
 	churn := flag.Bool("churn", false, "after sync, count update events between stdin lines start and stop")
 	flag.Parse()
 
@@ -142,6 +144,7 @@ func main() {
 		os.Exit(2)
 	}
 	config.QPS = -1 // no client-side rate limit, as the Python side (qps=0)
+	config.DisableCompression = *noGzip
 	if *protobuf {
 		config.ContentType = "application/vnd.kubernetes.protobuf"
 		config.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
@@ -237,6 +240,7 @@ func main() {
 		"gomaxprocs":          runtime.GOMAXPROCS(0),
 		"watch_list_client":   clientfeatures.FeatureGates().Enabled(clientfeatures.WatchListClient),
 		"protobuf":            *protobuf,
+		"disable_compression": *noGzip,
 	})
 	close(stop)
 }
