@@ -14,10 +14,10 @@ Both change the object in place and return it; both are idempotent.
 from __future__ import annotations
 
 from kcontrol.client import Object
-from kcontrol.informers._intern import INTERN_MAX_LENGTH, intern_strings
+from kcontrol.informers._intern import intern_strings
 from kcontrol.informers._reflector import TransformFunc
 
-__all__ = ["INTERN_MAX_LENGTH", "chain_transforms", "intern_strings", "strip_managed_fields"]
+__all__ = ["chain_transforms", "intern_strings", "strip_managed_fields"]
 
 
 def strip_managed_fields(obj: Object) -> Object:

@@ -9,7 +9,6 @@ import orjson
 
 from kcontrol.client import Object
 from kcontrol.informers import chain_transforms, intern_strings, strip_managed_fields
-from kcontrol.informers._transforms import INTERN_MAX_LENGTH
 
 
 def decoded_pod(name: str) -> Object:
@@ -22,7 +21,8 @@ def decoded_pod(name: str) -> Object:
         },
         "spec": {
             "containers": [{"image": "registry.example/web:1.2.3", "ports": [{"protocol": "TCP"}]}],
-            "nodeName": "node-" + "x" * INTERN_MAX_LENGTH,  # too long to intern
+            "nodeName": "node-" + "x" * 300,  # long values too
+            "args": ["--v=2", ["nested"]],
         },
     }
     decoded: Object = orjson.loads(orjson.dumps(pod))
@@ -39,7 +39,7 @@ def test_strip_managed_fields_drops_only_managed_fields() -> None:
     assert strip_managed_fields({"kind": "Odd"}) == {"kind": "Odd"}, "no metadata: unchanged"
 
 
-def test_intern_strings_shares_short_values_and_changes_nothing_else() -> None:
+def test_intern_strings_shares_values_and_changes_nothing_else() -> None:
     a, b = decoded_pod("a"), decoded_pod("b")
     image_a = a["spec"]["containers"][0]["image"]
     image_b = b["spec"]["containers"][0]["image"]
@@ -53,7 +53,9 @@ def test_intern_strings_shares_short_values_and_changes_nothing_else() -> None:
     assert a["spec"]["containers"][0]["image"] is b["spec"]["containers"][0]["image"]
     assert a["metadata"]["labels"]["app"] is b["metadata"]["labels"]["app"]
     assert a["spec"]["containers"][0]["ports"][0]["protocol"] is sys.intern("TCP")
-    assert a["spec"]["nodeName"] is not b["spec"]["nodeName"], "long values are left alone"
+    assert a["spec"]["nodeName"] is b["spec"]["nodeName"]
+    assert a["spec"]["args"][0] is b["spec"]["args"][0], "in lists"
+    assert a["spec"]["args"][1][0] is b["spec"]["args"][1][0], "in nested lists"
     assert intern_strings(a) == before, "idempotent"
 
 
