@@ -12,7 +12,7 @@ managedFields), then measures, per decoder:
 The ``watch`` rows decode the same pods as newline-delimited watch events, one
 ``{"type": "ADDED", "object": ...}`` line at a time, which is what a watch stream costs.
 
-Usage: ``.venv/bin/python bench/decode.py [-n 10000] [--rounds 5]``
+Usage: ``.venv/bin/python bench/decode.py [-n 10000] [--rounds 5] [--body saved-podlist.json]``
 """
 
 from __future__ import annotations
@@ -32,6 +32,10 @@ from typing import Any
 import msgspec
 import orjson
 from kubernetes_asyncio.client import ApiClient
+
+from kcontrol.client._decode import decode_list
+from kcontrol.client._watch import parse_event
+from kcontrol.informers import intern_strings
 
 # --------------------------------------------------------------------------- pod generator
 
@@ -189,6 +193,15 @@ def make_pod_list(n: int) -> tuple[bytes, list[bytes]]:
     return orjson.dumps(body), lines
 
 
+def load_pod_list(path: str) -> tuple[bytes, list[bytes]]:
+    """(PodList JSON, watch event lines) from a LIST body saved from an apiserver."""
+    with open(path, "rb") as f:
+        body = f.read()
+    pods = orjson.loads(body)["items"]
+    lines = [orjson.dumps({"type": "ADDED", "object": p}) + b"\n" for p in pods]
+    return body, lines
+
+
 # --------------------------------------------------------------------------- decoders
 
 
@@ -316,11 +329,18 @@ def _decoders() -> Decoders:
         "msgspec untyped, GC paused": ("list", gc_paused(msgspec_any.decode)),
         "msgspec untyped + intern": ("list", lambda b: intern_values(msgspec_any.decode(b))),
         "msgspec typed Struct (lossy)": ("list", msgspec_typed.decode),
+        "kcontrol decode_list (fieldsV1 raw)": ("list", lambda b: decode_list(b, _same)),
+        "kcontrol decode_list + intern_strings": ("list", lambda b: decode_list(b, intern_strings)),
         "watch lines: stdlib json": ("watch", json.loads),
         "watch lines: orjson": ("watch", orjson.loads),
         "watch lines: msgspec untyped": ("watch", msgspec_any.decode),
         "watch lines: msgspec typed (lossy)": ("watch", msgspec_event.decode),
+        "watch lines: kcontrol parse_event (fieldsV1 raw)": ("watch", parse_event),
     }
+
+
+def _same(obj: Any) -> Any:
+    return obj
 
 
 # --------------------------------------------------------------------------- measurement
@@ -402,9 +422,13 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5, help="timed rounds per decoder")
     parser.add_argument("--skip-models", action="store_true", help="skip the slow generated models")
     parser.add_argument("--only", help="comma-separated substrings: run matching decoders only")
+    parser.add_argument(
+        "--body", help="decode this saved PodList body (e.g. `curl .../api/v1/pods`), not -n pods"
+    )
     args = parser.parse_args()
 
-    body, lines = make_pod_list(args.n)
+    body, lines = load_pod_list(args.body) if args.body else make_pod_list(args.n)
+    args.n = len(lines)
     print(
         f"{args.n} pods, {len(body) / args.n:.0f} B of JSON per pod, Python {sys.version.split()[0]}"
     )

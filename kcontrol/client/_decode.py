@@ -1,19 +1,24 @@
 """JSON in and out of the wire format, as plain ``dict``s (no generated models).
 
-The decoder was chosen by measurement (``bench/decode.py``: a 10,000-pod list, ~2.9 KB of
-JSON per pod, CPython 3.11, median of 5 interleaved rounds on a loaded 2-core machine):
+The decoder was chosen by measurement (``bench/decode.py``, 2026-11-23, median of 5
+interleaved rounds on a loaded 2-core machine, CPython 3.11): a 10,000-pod list of synthetic
+pods (~2.9 KB of JSON each), and with ``--body`` the 10,000-pod LIST the informer benchmark's
+apiserver served (3.9 KB per pod, 1.6 KB of it managedFields):
 
-====================================  ========  =================  ===============
-decoder                               us/pod    + deferred GC      retained B/pod
-====================================  ========  =================  ===============
-kubernetes_asyncio generated models   992       992                17,218
-stdlib json                           90        90                 13,486
-orjson                                77        77                 13,938
-orjson, GC paused (chosen)            23        38                 13,938
-msgspec untyped, GC paused            19        45                 14,341
-orjson + sys.intern of str values     113       113                10,450
-msgspec typed Struct (lossy)          11        11                 1,996
-====================================  ========  =================  ===============
+======================================  ===========  ===============  =================
+decoder (us/pod with the deferred GC)   synthetic    apiserver LIST   retained B/pod (*)
+======================================  ===========  ===============  =================
+kubernetes_asyncio generated models     635          -                17,219
+stdlib json                             96           -                13,486
+orjson                                  89           122              13,938 / 20,047
+orjson, GC paused                       34           46               13,938 / 20,047
+msgspec untyped, GC paused              36           -                14,341
+msgspec typed Struct (lossy)            10           -                1,996
+:func:`decode_list` (chosen)            52           43               12,149 / 12,077
+:func:`decode_list` + intern_strings    62           52               8,661 / 9,134
+======================================  ===========  ===============  =================
+
+(*) synthetic / apiserver LIST.
 
 Plain dicts keep every field, so objects can be written back without loss; typed structs
 are cheaper only because they drop what they do not declare. Most of a big LIST's decode

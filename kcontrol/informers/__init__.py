@@ -9,7 +9,8 @@
   delivery task.
 - :class:`SharedInformerFactory` shares one informer per collection between controllers.
 - :class:`Lister` reads a cache by namespace, name, label selector or index.
-- :func:`strip_managed_fields` and :func:`intern_strings` are transforms that shrink a cache.
+- :func:`strip_managed_fields` and :func:`intern_strings` are transforms that shrink a cache
+  (reflectors intern by default: ``ReflectorOptions.intern_strings``).
 - :func:`set_gc_freeze_after_sync`: how the garbage collector settles after a sync.
 
 Objects are plain dicts shared between the cache and every reader: never mutate them.

@@ -39,7 +39,7 @@ is decoded - each LIST item (the reader decodes items one by one for it), each i
 of a streaming list and each watch event - so the untransformed objects of a large list are
 never all alive at once. It is applied exactly once per object received; an object it raises
 on is logged and dropped, like an event the store refuses (in a LIST, the whole list fails
-and is retried). After it, short string values are interned
+and is retried). After it, string values are interned
 (``ReflectorOptions.intern_strings``, on by default), so equal values share memory across
 the cache. The cyclic GC is paused from the start of a LIST (or streaming list) until
 the store has been replaced, then settled in one pass (:mod:`kcontrol._gc`): collecting in
@@ -141,9 +141,10 @@ class ReflectorOptions:
     backoff_cap: float = 30.0
     """Longest wait between retries before jitter (seconds); ``Retry-After`` may exceed it."""
     intern_strings: bool = True
-    """Intern the short string values of every object received, after the transform
-    (:func:`~kcontrol.informers.intern_strings`): about a third less memory per cached
-    object for about 10 us of CPU per object. Not in client-go (Go strings cost less)."""
+    """Intern the string values of every object received, after the transform
+    (:func:`~kcontrol.informers.intern_strings`): in ``bench/informer.py`` 4 KB (30 %) less
+    memory per cached pod for about 10 us of CPU per pod. Not in client-go (Go's structs
+    are compact enough without)."""
     name: str = ""
     """Shown in logs; defaults to the resource and namespace."""
 
