@@ -9,6 +9,7 @@ from kcontrol.client._config import (
     TokenFileAuth,
     load_config,
 )
+from kcontrol.client._decode import encode_json
 from kcontrol.client._fields import FieldsV1
 from kcontrol.client._interface import (
     CONFIGMAPS,
@@ -55,5 +56,6 @@ __all__ = [
     "TokenFileAuth",
     "WatchEvent",
     "Writer",
+    "encode_json",
     "load_config",
 ]

@@ -10,8 +10,8 @@ client decodes (single objects, LIST items, watch events) carries each ``fieldsV
 The round trip is lossless: :func:`~kcontrol.client._decode.encode_json` writes a
 :class:`FieldsV1` back verbatim, so an object read, changed and written back sends the field
 sets it received. ``copy.deepcopy``, ``pickle`` and ``==`` work as for ``bytes``. Code that
-serializes objects itself must handle it (``orjson.Fragment(bytes(value))``, or
-:meth:`FieldsV1.to_dict`).
+serializes objects itself should use :func:`~kcontrol.client.encode_json`, or handle the type
+(``orjson.Fragment(bytes(value))``, or :meth:`FieldsV1.to_dict`).
 
 How the raw bytes are found without decoding them: msgspec scans the object against a
 schema naming only ``metadata.managedFields[*].fieldsV1`` (as ``msgspec.Raw``: a slice of

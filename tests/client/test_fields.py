@@ -9,8 +9,8 @@ from typing import Any
 import orjson
 import pytest
 
-from kcontrol.client import FieldsV1
-from kcontrol.client._decode import decode_json, decode_list, encode_json
+from kcontrol.client import FieldsV1, encode_json
+from kcontrol.client._decode import decode_json, decode_list
 from kcontrol.client._watch import parse_event
 
 SET_A = {"f:metadata": {"f:labels": {".": {}, "f:app": {}}}, "f:data": {'k:{"x":1}': {}}}
