@@ -8,6 +8,8 @@ from typing import Any
 
 import orjson
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from kcontrol.client import FieldsV1, encode_json
 from kcontrol.client._decode import decode_json, decode_list
@@ -150,3 +152,56 @@ def test_indented_json_is_spliced_too() -> None:
     assert [type(s) for s in field_sets(decoded)] == [FieldsV1, FieldsV1]
     assert [s.to_dict() for s in field_sets(decoded)] == [SET_A, SET_B]
     assert orjson.loads(encode_json(decoded)) == source
+
+
+def _plain(value: Any) -> Any:
+    """``value`` with every FieldsV1 decoded: what orjson.loads alone would give."""
+    if isinstance(value, FieldsV1):
+        return value.to_dict()
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    return value
+
+
+_json = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**63), 2**63 - 1) | st.text(max_size=8),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3)
+    ),
+    max_leaves=12,
+)
+_field_set = st.dictionaries(st.text(max_size=6), _json, max_size=3)
+_entry = st.fixed_dictionaries(
+    {},
+    optional={
+        "manager": st.text(max_size=6),
+        "fieldsV1": _field_set | _json,
+        'k:{"x":1}': _json,
+        "time": _json,
+    },
+)
+_document = st.fixed_dictionaries(
+    {
+        "metadata": st.fixed_dictionaries(
+            {}, optional={"managedFields": st.lists(_entry, max_size=3)}
+        )
+    },
+    optional={"spec": _json, "fieldsV1": _json, "a": st.fixed_dictionaries({"fieldsV1": _json})},
+)
+
+
+@settings(max_examples=300)
+@given(document=_document, indent=st.booleans(), as_event=st.booleans())
+def test_any_document_decodes_to_what_orjson_gives(
+    document: dict[str, Any], indent: bool, as_event: bool
+) -> None:
+    payload: Any = {"type": "ADDED", "object": document} if as_event else document
+    body = orjson.dumps(payload, option=orjson.OPT_INDENT_2 if indent else 0)
+    decoded = parse_event(body).object if as_event else decode_json(body)
+    assert _plain(decoded) == document
+    assert orjson.loads(encode_json(decoded)) == document
+    for entry in decoded["metadata"].get("managedFields", []):
+        if isinstance(entry, dict) and isinstance(entry.get("fieldsV1"), FieldsV1):
+            assert entry["fieldsV1"].to_dict() == _plain(entry["fieldsV1"])
