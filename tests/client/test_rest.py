@@ -64,6 +64,32 @@ async def test_get_sends_user_agent_and_token(api: FakeApiServer, client: ApiCli
     assert sent.headers["Accept"] == "application/json"
 
 
+async def test_gzip_is_asked_for_unless_disabled(
+    api: FakeApiServer, registry: CollectorRegistry
+) -> None:
+    async def empty_watch(request: web.Request) -> web.StreamResponse:
+        response = web.StreamResponse(headers={"Content-Type": "application/json"})
+        await response.prepare(request)
+        await response.write_eof()
+        return response
+
+    api.route("GET", "/api/v1/namespaces", empty_watch)
+    async with ApiClient(ClientConfig(host=api.url), qps=0, registry=registry) as c:
+        await c.get(NAMESPACES, "default")
+        async with c.watch(NAMESPACES, timeout_seconds=1) as events:
+            async for _ in events:
+                pass
+    assert ["gzip" in r.headers.get("Accept-Encoding", "") for r in api.requests] == [True] * 2
+
+    config = ClientConfig(host=api.url, disable_compression=True)
+    async with ApiClient(config, qps=0, registry=registry) as c:
+        await c.get(NAMESPACES, "default")
+        async with c.watch(NAMESPACES, timeout_seconds=1) as events:
+            async for _ in events:
+                pass
+    assert [r.headers.get("Accept-Encoding") for r in api.requests[2:]] == ["identity"] * 2
+
+
 async def test_custom_user_agent(api: FakeApiServer, registry: CollectorRegistry) -> None:
     async with ApiClient(
         ClientConfig(host=api.url), qps=0, user_agent="my-controller/1.2", registry=registry
