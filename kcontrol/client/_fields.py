@@ -24,6 +24,7 @@ only the representation of ``fieldsV1`` changed.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import msgspec
@@ -72,25 +73,27 @@ _PLACEHOLDER = b"0"
 def decode_keeping_fields(data: bytes) -> Any:
     """``orjson.loads(data)``, with each ``metadata.managedFields[*].fieldsV1`` object kept
     as a :class:`FieldsV1`. Raises ``orjson.JSONDecodeError`` on invalid JSON."""
-    if _MARK not in data:
-        return orjson.loads(data)
-    try:
-        shape = _OBJECT.decode(data)
-    except msgspec.DecodeError:  # not an object of that shape: no field sets to keep
-        return orjson.loads(data)
-    return _splice_decode(data, shape, None)
+    return _decode(data, _OBJECT.decode, None)
 
 
 def decode_watch_frame_keeping_fields(data: bytes) -> Any:
     """As :func:`decode_keeping_fields`, for a watch frame ``{"type", "object"}``: the
     field sets of ``object`` are kept raw."""
+    return _decode(data, _frame_object, "object")
+
+
+def _frame_object(data: bytes) -> _Object | None:
+    return _FRAME.decode(data).object
+
+
+def _decode(data: bytes, shape_of: Callable[[bytes], _Object | None], wrapper: str | None) -> Any:
     if _MARK not in data:
         return orjson.loads(data)
     try:
-        frame = _FRAME.decode(data)
-    except msgspec.DecodeError:
+        shape = shape_of(data)
+    except msgspec.DecodeError:  # not a document of that shape: no field sets to keep
         return orjson.loads(data)
-    return _splice_decode(data, frame.object, "object")
+    return _splice_decode(data, shape, wrapper)
 
 
 def _splice_decode(data: bytes, shape: _Object | None, wrapper: str | None) -> Any:

@@ -274,21 +274,17 @@ def _retry_after_seconds(status: int, value: str | None) -> int | None:
     """The wait a 429/5xx answer asks for, as client-go reads it: whole seconds only."""
     if status != 429 and status < 500:
         return None
+    seconds = _parse_retry_after(value, int)
+    return None if seconds is None else int(seconds)
+
+
+def _parse_retry_after(value: str | None, parse: Callable[[str], float] = float) -> float | None:
+    """``Retry-After`` in seconds (client-go reads only the delay-seconds form); ``parse``
+    decides which numbers are accepted."""
     if not value:
         return None
     try:
-        seconds = int(value.strip())
-    except ValueError:
-        return None
-    return seconds if seconds >= 0 else None
-
-
-def _parse_retry_after(value: str | None) -> float | None:
-    """``Retry-After`` in seconds (client-go reads only the delay-seconds form)."""
-    if not value:
-        return None
-    try:
-        seconds = float(value.strip())
+        seconds = parse(value.strip())
     except ValueError:
         return None
     return seconds if seconds >= 0 else None

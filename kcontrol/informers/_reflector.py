@@ -289,7 +289,7 @@ class Reflector:
                     resource_version=None if continue_token else resource_version,
                     limit=limit,
                     continue_=continue_token,
-                    transform=self._transform or _unchanged,
+                    transform=self._transform,
                 )
             except Exception as err:
                 if not (continue_token and is_resource_expired(err)):
@@ -303,7 +303,7 @@ class Reflector:
                     label_selector=self._label_selector,
                     field_selector=self._field_selector,
                     resource_version=resource_version,
-                    transform=self._transform or _unchanged,
+                    transform=self._transform,
                 )
                 metadata = page.get("metadata") or {}
                 return page.get("items") or [], metadata.get("resourceVersion", ""), paginated
@@ -491,12 +491,6 @@ class Reflector:
             self._watch_error_handler(error)
         except Exception:
             self._log.exception("watch error handler failed")
-
-
-def _unchanged(obj: Object) -> Object:
-    """The LIST item hook when there is no transform: items are still decoded one by one,
-    which keeps the peak lower (at 50,000 pods 1.3 GB instead of 1.8 GB) at no CPU cost."""
-    return obj
 
 
 def _with_interning(transform: TransformFunc | None) -> TransformFunc:
