@@ -19,11 +19,12 @@ $(VENV)/.installed: pyproject.toml
 	$(BIN)/python -m pip install -q -e '.[dev,bench]'
 	touch $@
 
+# Everything the test cluster runs: etcd, kube-apiserver, kubectl, kube-scheduler,
+# kube-controller-manager (k8s.io/kubernetes) and kwok (sigs.k8s.io/kwok).
 assets:
-	hack/build-k8s.sh etcd kube-apiserver kubectl >/dev/null
+	hack/build-k8s.sh cluster >/dev/null
 
-bench-assets:
-	hack/build-k8s.sh etcd kube-apiserver kubectl kube-controller-manager >/dev/null
+bench-assets: assets
 
 lint: venv
 	$(BIN)/ruff check .

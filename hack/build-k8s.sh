@@ -4,6 +4,12 @@
 #
 #   hack/build-k8s.sh                       # etcd, kube-apiserver, kubectl
 #   hack/build-k8s.sh kube-controller-manager   # any subset, by name
+#   hack/build-k8s.sh cluster               # everything the test cluster runs (adds kube-scheduler,
+#                                           # kube-controller-manager and kwok)
+#
+# kwok is not part of k8s.io/kubernetes: it is installed from its own module
+# (sigs.k8s.io/kwok@$KWOK_VERSION, with the dependencies kwok pins) into its own cache directory
+# beside the Kubernetes binaries, which links it so that one directory holds every binary.
 #
 # A binary already present in the cache is not rebuilt. Ready binaries are taken from
 # $KCONTROL_ASSETS or $KUBEBUILDER_ASSETS (controller-runtime's convention) when they hold them.
@@ -16,13 +22,23 @@ k8s_version=$(awk '$1 == "k8s.io/kubernetes" { print $2 }' "$module_dir/go.mod")
 cache_root=${KCONTROL_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/kcontrol}
 out_dir="$cache_root/k8s/$k8s_version"
 
-targets=("$@")
+kwok_version=${KWOK_VERSION:-v0.8.0}
+kwok_dir="$cache_root/kwok/$kwok_version"
+
+targets=()
+for arg in "$@"; do
+  case "$arg" in
+    cluster) targets+=(etcd kube-apiserver kubectl kube-scheduler kube-controller-manager kwok) ;;
+    *) targets+=("$arg") ;;
+  esac
+done
 [ ${#targets[@]} -gt 0 ] || targets=(etcd kube-apiserver kubectl)
 
 package_of() {
   case "$1" in
     etcd) echo "./etcd" ;;
-    kube-apiserver|kube-controller-manager|kubectl) echo "k8s.io/kubernetes/cmd/$1" ;;
+    kube-apiserver|kube-controller-manager|kube-scheduler|kubectl) echo "k8s.io/kubernetes/cmd/$1" ;;
+    kwok) echo "sigs.k8s.io/kwok/cmd/kwok@$kwok_version" ;;
     *) echo "unknown binary: $1" >&2; return 1 ;;
   esac
 }
@@ -44,6 +60,8 @@ for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
 done
 
 mkdir -p "$out_dir"
+total_start=$SECONDS
+built=0
 # sum.golang.org may be unreachable: the committed go.sum is the source of truth.
 export GOSUMDB=${GOSUMDB:-off} GOFLAGS="${GOFLAGS:-} -mod=mod" CGO_ENABLED=${CGO_ENABLED:-0}
 for name in "${targets[@]}"; do
@@ -54,10 +72,25 @@ for name in "${targets[@]}"; do
     echo "using $asset" >&2
     continue
   fi
-  echo "building $name $k8s_version into $out_dir (a cold build takes several minutes)" >&2
   start=$SECONDS
-  (cd "$module_dir" && go build -trimpath -ldflags "-s -w $stamp" -o "$out_dir/$name.tmp" "$pkg")
-  mv "$out_dir/$name.tmp" "$out_dir/$name"
+  if [ "$name" = kwok ]; then
+    # `go install pkg@version` builds with kwok's own go.mod, outside the wrapper module.
+    if [ ! -x "$kwok_dir/kwok" ]; then
+      echo "building kwok $kwok_version into $kwok_dir (a cold build takes several minutes)" >&2
+      mkdir -p "$kwok_dir"
+      (cd "$kwok_dir" && GOFLAGS= GOBIN="$kwok_dir/.bin" go install -trimpath -ldflags "-s -w" "$pkg")
+      mv "$kwok_dir/.bin/kwok" "$kwok_dir/kwok" && rmdir "$kwok_dir/.bin"
+    fi
+    ln -sf "$kwok_dir/kwok" "$out_dir/kwok"
+  else
+    echo "building $name $k8s_version into $out_dir (a cold build takes several minutes)" >&2
+    (cd "$module_dir" && go build -trimpath -ldflags "-s -w $stamp" -o "$out_dir/$name.tmp" "$pkg")
+    mv "$out_dir/$name.tmp" "$out_dir/$name"
+  fi
   echo "built $name in $((SECONDS - start)) s" >&2
+  built=$((built + 1))
 done
+if [ "$built" -gt 0 ]; then
+  echo "built $built binaries in $((SECONDS - total_start)) s (Go caches: $(go env GOCACHE), $(go env GOMODCACHE))" >&2
+fi
 echo "$out_dir"

@@ -7,14 +7,33 @@ from __future__ import annotations
 import asyncio
 import gc
 import inspect
+import os
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 import aiohttp
 import pytest
+from hypothesis import HealthCheck, settings
 
+from kcontrol.testing.cluster import Cluster
 from kcontrol.testing.envtest import ControlPlane
+
+# Property tests run on shared, noisy CI machines: nothing may fail because the machine is slow
+# (no per-example deadline, no "input generation too slow" health checks), and a failure must
+# reproduce on the next run (derandomized: the examples come from a fixed seed; a failing
+# example is printed as a blob for @reproduce_failure). HYPOTHESIS_PROFILE=dev explores with
+# random seeds instead, for local bug hunting.
+settings.register_profile(
+    "ci",
+    deadline=None,
+    derandomize=True,
+    database=None,
+    print_blob=True,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+settings.register_profile("dev", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 
 @pytest.fixture(scope="session")
@@ -30,6 +49,36 @@ def control_plane() -> Iterator[ControlPlane]:
         yield plane
     finally:
         plane.stop()
+
+
+@pytest.fixture(scope="session")
+def cluster() -> Iterator[Cluster]:
+    """A whole cluster shared by the session's controller tests: control plane,
+    kube-scheduler, kube-controller-manager without its deployment and replicaset controllers,
+    and three kwok nodes whose pods become Ready after a second.
+
+    Started on first use only. Tests that stop a component or change kube-controller-manager's
+    controllers must put them back before they end.
+    """
+    plane = Cluster(nodes=3, pod_ready_delay=1.0)
+    asyncio.run(plane.start())
+    try:
+        yield plane
+    finally:
+        plane.stop()
+
+
+@pytest.fixture
+async def cluster_namespace(cluster: Cluster) -> AsyncIterator[str]:
+    """A fresh namespace in :func:`cluster`, with its default ServiceAccount (pods can be
+    created at once); deleted afterwards, and kube-controller-manager empties it."""
+    name = f"t-{uuid.uuid4().hex[:10]}"
+    body = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}
+    status = await _api(cluster, "POST", "/api/v1/namespaces", body)
+    assert status == 201, f"creating namespace {name}: HTTP {status}"
+    await cluster.wait_for_service_account(name)
+    yield name
+    await _api(cluster, "DELETE", f"/api/v1/namespaces/{name}")
 
 
 async def _api(plane: ControlPlane, method: str, path: str, body: Any = None) -> int:
@@ -82,5 +131,6 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         function = getattr(item, "function", None)
         if function is not None and inspect.iscoroutinefunction(function):
             item.add_marker(pytest.mark.usefixtures("_loop_hygiene"))
-        if "control_plane" in getattr(item, "fixturenames", ()):
+        fixtures = getattr(item, "fixturenames", ())
+        if "control_plane" in fixtures or "cluster" in fixtures:
             item.add_marker(pytest.mark.integration)

@@ -1,15 +1,36 @@
-"""Test support: an in-memory fake client and a fault-injecting proxy.
+"""Test support: an in-memory fake client, a fault-injecting proxy, and the knobs of the
+test cluster's fake pods.
 
-The real control plane lives in :mod:`kcontrol.testing.envtest` (it needs the ``testing``
-extra for its key material); import it from there.
+The real control plane lives in :mod:`kcontrol.testing.envtest`, and the whole cluster
+(scheduler, kube-controller-manager, kwok nodes) in :mod:`kcontrol.testing.cluster`; both need
+the ``testing`` extra for their key material, so import them from there. The ``BEHAVIOR_*``
+and ``*_DELAY_ANNOTATION`` names below steer how kwok plays a pod in that cluster.
 """
 
 from kcontrol.testing._actions import Action, Reactor, ReactorResult
 from kcontrol.testing._fake import FakeClient
+from kcontrol.testing._kwok import (
+    BEHAVIOR_FAIL,
+    BEHAVIOR_LABEL,
+    BEHAVIOR_NEVER_READY,
+    BEHAVIOR_RESTART,
+    DELETE_DELAY_ANNOTATION,
+    FAIL_DELAY_ANNOTATION,
+    READY_DELAY_ANNOTATION,
+    RESTART_DELAY_ANNOTATION,
+)
 from kcontrol.testing._proxy import FaultProxy, ProxiedRequest
 from kcontrol.testing._tracker import ObjectTracker
 
 __all__ = [
+    "BEHAVIOR_FAIL",
+    "BEHAVIOR_LABEL",
+    "BEHAVIOR_NEVER_READY",
+    "BEHAVIOR_RESTART",
+    "DELETE_DELAY_ANNOTATION",
+    "FAIL_DELAY_ANNOTATION",
+    "READY_DELAY_ANNOTATION",
+    "RESTART_DELAY_ANNOTATION",
     "Action",
     "FakeClient",
     "FaultProxy",

@@ -50,6 +50,7 @@ __all__ = [
     "ControlPlaneError",
     "find_binary",
     "main",
+    "run_command",
 ]
 
 K8S_VERSION = os.environ.get("KCONTROL_K8S_VERSION", "v1.36.3")
@@ -377,11 +378,15 @@ class ControlPlane:
             "--authorization-mode=RBAC",
             "--service-cluster-ip-range=10.0.0.0/24",
             "--allow-privileged=true",
-            # No controller manager runs here, so no namespace has a default ServiceAccount.
-            "--disable-admission-plugins=ServiceAccount",
+            *self._admission_args(),
             *self.extra_apiserver_args,
         ]
         return _Process("kube-apiserver", argv, self.apiserver_log)
+
+    def _admission_args(self) -> list[str]:
+        # No controller manager runs here, so no namespace has a default ServiceAccount, which
+        # the ServiceAccount admission plugin would require of every pod.
+        return ["--disable-admission-plugins=ServiceAccount"]
 
     async def _wait_etcd(self) -> None:
         assert self._etcd is not None
@@ -423,22 +428,24 @@ class ControlPlane:
         )
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m kcontrol.testing.envtest [--] COMMAND ARGS...``
+def run_command(plane: ControlPlane, argv: Sequence[str] | None = None) -> int:
+    """Start ``plane``, run ``[--] COMMAND ARGS...`` against it, stop it; the command's exit code.
 
-    Start a local control plane, run COMMAND with every ``{kubeconfig}`` in its arguments
-    replaced by the admin kubeconfig path (and ``$KUBECONFIG`` set to it), and stop the control
-    plane when the command exits; SIGINT/SIGTERM are passed on to the command. Without a
-    command, serve until interrupted. Returns the command's exit code.
+    Every ``{kubeconfig}`` in the arguments is replaced by the admin kubeconfig path (also set
+    as ``$KUBECONFIG``); SIGINT/SIGTERM are passed on to the command, and the plane is stopped
+    when it exits. Without a command, serve until interrupted.
     """
     args = list(sys.argv[1:] if argv is None else argv)
     if args[:1] == ["--"]:
         args = args[1:]
 
     async def run() -> int:
-        async with ControlPlane() as plane:
+        async with plane:
             kubeconfig = str(plane.kubeconfig_path)
-            print(f"control plane ready at {plane.host}; kubeconfig: {kubeconfig}", flush=True)
+            print(
+                f"{type(plane).__name__} ready at {plane.host}; kubeconfig: {kubeconfig}",
+                flush=True,
+            )
             if not args:
                 stop = asyncio.Event()
                 loop = asyncio.get_running_loop()
@@ -456,6 +463,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             return await child.wait()
 
     return asyncio.run(run())
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m kcontrol.testing.envtest [--] COMMAND ARGS...``: :func:`run_command` on a
+    local control plane (etcd + kube-apiserver)."""
+    return run_command(ControlPlane(), argv)
 
 
 if __name__ == "__main__":
