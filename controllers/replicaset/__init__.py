@@ -1,0 +1,39 @@
+"""The ReplicaSet controller, a port of kube-controller-manager's ``pkg/controller/replicaset``
+(Kubernetes 1.36 behaviour).
+
+It keeps ``spec.replicas`` pods running for every ReplicaSet: it adopts matching orphan pods
+and releases pods that stopped matching, creates missing pods from the template in
+slow-start batches, deletes extra pods in the order that disturbs least (see
+:mod:`controllers.replicaset._ranking`), waits for the informers to observe what it did
+before acting again (expectations), and keeps ``status`` (replicas, fullyLabeledReplicas,
+readyReplicas, availableReplicas, terminatingReplicas, observedGeneration, the
+``ReplicaFailure`` condition) current.
+
+``kcontrol-manager`` runs it through the entry point ``replicaset-controller`` (:data:`SPEC`),
+with ``--concurrent-replicaset-syncs`` workers. Layout, by behaviour:
+
+- ``_controller``: informers, event handlers, the runner; ``_lookup``: cache lookups;
+- ``_sync``: the sync of one key; ``_manage``: creating and deleting pods (slow start,
+  bursts, expectations); ``_pod_control``: the requests and their events;
+- ``_ranking``: which pods go first (pure); ``_status``: status calculation and write;
+- ``_consistency``: waiting for the informers to see the controller's own writes;
+  ``_metrics``: the controller's own metrics.
+"""
+
+from controllers.replicaset._controller import (
+    NAME,
+    QUEUE_NAME,
+    SPEC,
+    ReplicaSetController,
+    new_controller,
+)
+from controllers.replicaset._manage import BURST_REPLICAS
+
+__all__ = [
+    "BURST_REPLICAS",
+    "NAME",
+    "QUEUE_NAME",
+    "SPEC",
+    "ReplicaSetController",
+    "new_controller",
+]

@@ -1,0 +1,114 @@
+"""Cache lookups of the ReplicaSet controller: owners of pods, ReplicaSets selecting a pod,
+sibling ReplicaSets and their pods. Every answer comes from the informers' caches (shared
+objects: read-only)."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from typing import Any
+
+from kcontrol.client import Object
+from kcontrol.controller import get_controller_of, key_func
+from kcontrol.errors import NotFound, SelectorError
+from kcontrol.informers import Indexer, Lister
+from kcontrol.labels import selector_from_label_selector
+
+__all__ = ["CONTROLLER_UID_INDEX", "ReplicaSetLookup", "controller_uid_index_func"]
+
+_log = logging.getLogger(__name__)
+
+CONTROLLER_UID_INDEX = "controllerUID"
+"""Name of the ReplicaSet informer index by the UID of the ReplicaSet's own controller."""
+
+
+def controller_uid_index_func(rs: Object) -> list[str]:
+    """Index values for :data:`CONTROLLER_UID_INDEX`: the controller's UID, if any."""
+    ref = get_controller_of(rs)
+    return [str(ref.get("uid"))] if ref is not None else []
+
+
+def _meta(obj: Mapping[str, Any]) -> Mapping[str, Any]:
+    return obj.get("metadata") or {}
+
+
+class ReplicaSetLookup:
+    """Reads the ReplicaSet cache (``rs_lister``, whose indexer ``rs_indexer`` carries
+    :data:`CONTROLLER_UID_INDEX`) and the pod cache (``pod_lister``)."""
+
+    __slots__ = ("_pod_lister", "_rs_indexer", "_rs_lister")
+
+    def __init__(self, rs_lister: Lister, rs_indexer: Indexer, pod_lister: Lister) -> None:
+        self._rs_lister = rs_lister
+        self._rs_indexer = rs_indexer
+        self._pod_lister = pod_lister
+
+    def resolve_controller_ref(
+        self, namespace: str, controller_ref: Mapping[str, Any]
+    ) -> Object | None:
+        """The cached ReplicaSet a controller reference names, or ``None`` when the reference
+        is not to a ReplicaSet, or names one that is gone or was re-created (other UID)."""
+        if controller_ref.get("kind") != "ReplicaSet":
+            return None
+        try:
+            rs = self._rs_lister.get(namespace, str(controller_ref.get("name")))
+        except NotFound:
+            return None
+        if _meta(rs).get("uid") != controller_ref.get("uid"):
+            return None
+        return rs
+
+    def pod_replica_sets(self, pod: Mapping[str, Any]) -> list[Object]:
+        """The ReplicaSets of the pod's namespace whose selector matches its labels.
+
+        A pod without labels matches none, and so does a ReplicaSet with an empty or invalid
+        selector. More than one match is a user error (logged); the controller reference
+        decides which one owns the pod.
+        """
+        pod_labels = _meta(pod).get("labels") or {}
+        if not pod_labels:
+            return []
+        namespace = _meta(pod).get("namespace") or ""
+        matches: list[Object] = []
+        for rs in self._rs_lister.list(namespace):
+            if _meta(rs).get("namespace") != namespace:
+                continue
+            try:
+                selector = selector_from_label_selector((rs.get("spec") or {}).get("selector"))
+            except SelectorError:
+                continue
+            if selector.empty() or not selector.matches(pod_labels):
+                continue
+            matches.append(rs)
+        if len(matches) > 1:
+            _log.error(
+                "user error! more than one ReplicaSet is selecting pods with labels: %s",
+                pod_labels,
+            )
+        return matches
+
+    def replica_sets_with_same_controller(self, rs: Mapping[str, Any]) -> list[Object]:
+        """The cached ReplicaSets controlled by ``rs``'s controller (``rs`` included); empty,
+        with an error logged, when ``rs`` has no controller."""
+        ref = get_controller_of(rs)
+        if ref is None:
+            _log.error("ReplicaSet has no controller: %s", key_func(rs))
+            return []
+        return self._rs_indexer.by_index(CONTROLLER_UID_INDEX, str(ref.get("uid")))
+
+    def indirectly_related_pods(self, rs: Mapping[str, Any]) -> list[Object]:
+        """The pods selected by any ReplicaSet with the same controller as ``rs``, each once."""
+        seen: set[str] = set()
+        related: list[Object] = []
+        for sibling in self.replica_sets_with_same_controller(rs):
+            try:
+                selector = selector_from_label_selector((sibling.get("spec") or {}).get("selector"))
+            except SelectorError:
+                continue  # an invalid selector matches no pod
+            for pod in self._pod_lister.list(_meta(sibling).get("namespace"), selector):
+                uid = str(_meta(pod).get("uid"))
+                if uid in seen:
+                    continue
+                seen.add(uid)
+                related.append(pod)
+        return related
