@@ -41,14 +41,16 @@ format: venv
 test: venv assets lint typecheck
 	PYTHONASYNCIODEBUG=1 $(BIN)/pytest -q $(PYTEST_ARGS)
 
-# kcontrol-manager against $(KUBECONFIG) when given, else against a built-in local control plane
-# (etcd + kube-apiserver started for the run and removed afterwards). Extra flags: RUN_ARGS=...
+# kcontrol-manager against $(KUBECONFIG) when given, else against a built-in local cluster
+# (control plane, kube-scheduler, kube-controller-manager without its deployment and
+# replicaset controllers, kwok nodes; started for the run and removed afterwards).
+# Extra flags: RUN_ARGS=...
 RUN_ARGS ?= --log-format=console
 run: venv assets
 ifdef KUBECONFIG
 	$(BIN)/kcontrol-manager --kubeconfig "$(KUBECONFIG)" $(RUN_ARGS)
 else
-	$(BIN)/python -m kcontrol.testing.envtest -- \
+	$(BIN)/python -m kcontrol.testing.cluster -- \
 		$(BIN)/kcontrol-manager --kubeconfig {kubeconfig} $(RUN_ARGS)
 endif
 

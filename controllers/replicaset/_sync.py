@@ -3,7 +3,7 @@
 A port of ``syncReplicaSet`` (and ``claimPods``). It is level-based: it trusts nothing but
 the caches and the expectations, and reads as a sequence of steps::
 
-    stale cache?           -> fail (retried with backoff)
+    stale cache?           -> requeue through the rate limiter (not an error)
     ReplicaSet gone?       -> forget its expectations, done
     claim its pods         (adopt matching orphans, release pods that stopped matching)
     expectations satisfied and not being deleted?
@@ -96,16 +96,20 @@ class ReplicaSetSyncer:
     async def sync(self, key: str) -> Result | None:
         """Converge the ReplicaSet ``key`` (``namespace/name``).
 
-        Raises to have the key retried with backoff: :class:`StaleCache`, a claim or status
-        write failure, or the failure to create or delete pods (after the status recorded it).
-        Returns ``Result(requeue_after=s)`` when pods will become available in ``s`` seconds.
+        Raises to have the key retried with backoff: a claim or status write failure, or the
+        failure to create or delete pods (after the status recorded it). Returns
+        ``Result(requeue=True)`` (rate-limited, like upstream's error return, but logged at
+        debug level: it is expected right after every write) while the informers have not
+        seen this controller's own writes yet, and ``Result(requeue_after=s)`` when pods will
+        become available in ``s`` seconds.
         """
         namespace, name = split_meta_namespace_key(key)
         try:
             self._consistency.ensure_ready(key)
         except StaleCache as stale:
             self._metrics.stale_sync_skipped(stale.resource.group, stale.resource.plural)
-            raise
+            _log.debug("skipping sync of ReplicaSet %s: %s", key, stale)
+            return Result(requeue=True)
         try:
             rs = self._rs_lister.get(namespace, name)
         except NotFound:
