@@ -15,6 +15,7 @@ __all__ = [
     "AlreadyExists",
     "ApiConnectionError",
     "ApiError",
+    "ApiServerNotHealthy",
     "BadRequest",
     "CannotAdopt",
     "ClaimError",
@@ -37,6 +38,7 @@ __all__ = [
     "ShutDown",
     "TooManyRequests",
     "Unauthorized",
+    "WriteRefused",
     "api_error_from_status",
     "is_resource_expired",
 ]
@@ -79,6 +81,22 @@ class LeadershipLost(KcontrolError):
     """
 
 
+class WriteRefused(KcontrolError):
+    """A mutating request was not sent: the client's write gate was closed.
+
+    A client made with ``ApiClient.with_write_gate`` raises it, before sending anything,
+    for a create, update, patch or delete while its gate says no - for the manager's
+    controllers, once the leader election lease can no longer be trusted. Nothing reached the
+    server. ``method`` and ``path`` name the request that was held back. Retrying is
+    pointless: the process is stepping down.
+    """
+
+    def __init__(self, message: str, *, method: str, path: str) -> None:
+        super().__init__(message)
+        self.method = method
+        self.path = path
+
+
 class LockNotInitialized(KcontrolError):
     """A resource lock's ``update`` was called before the lock object was read or created."""
 
@@ -118,6 +136,12 @@ class OptionsError(KcontrolError, ValueError):
 
 class ApiConnectionError(KcontrolError):
     """The API server could not be reached, or the connection broke mid-request."""
+
+
+class ApiServerNotHealthy(KcontrolError):
+    """The API server did not answer ``GET /healthz`` with 200 within the start-up wait
+    (kube-controller-manager's ``WaitForAPIServer``); the message carries the last failure
+    (unreachable, TLS, 401, ...), which is also the ``__cause__``."""
 
 
 class ApiError(KcontrolError):

@@ -11,6 +11,7 @@ from kcontrol.client._config import (
 )
 from kcontrol.client._decode import encode_json
 from kcontrol.client._fields import FieldsV1
+from kcontrol.client._gate import WriteGate
 from kcontrol.client._interface import (
     CONFIGMAPS,
     DEPLOYMENTS,
@@ -30,6 +31,7 @@ from kcontrol.client._interface import (
 )
 from kcontrol.client._ratelimit import TokenBucketRateLimiter
 from kcontrol.client._rest import ApiClient
+from kcontrol.errors import WriteRefused
 
 __all__ = [
     "CONFIGMAPS",
@@ -55,6 +57,8 @@ __all__ = [
     "TokenBucketRateLimiter",
     "TokenFileAuth",
     "WatchEvent",
+    "WriteGate",
+    "WriteRefused",
     "Writer",
     "encode_json",
     "load_config",

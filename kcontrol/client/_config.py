@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any, Protocol
 
+import yaml  # type: ignore[import-untyped]
 from kubernetes_asyncio.client import Configuration
 from kubernetes_asyncio.config import incluster_config
 from kubernetes_asyncio.config.config_exception import ConfigException
@@ -202,12 +203,24 @@ class ClientConfig:
         return self._ssl[0]
 
     def _build_ssl_context(self) -> ssl.SSLContext:
-        if self.ca_file or self.ca_data:
-            ctx = ssl.create_default_context(cafile=self.ca_file, cadata=self.ca_data)
-        else:
-            ctx = ssl.create_default_context()
+        """The TLS context; unreadable or malformed CA or client certificate files raise
+        :class:`ConfigError` naming them."""
+        try:
+            if self.ca_file or self.ca_data:
+                ctx = ssl.create_default_context(cafile=self.ca_file, cadata=self.ca_data)
+            else:
+                ctx = ssl.create_default_context()
+        except (OSError, ValueError) as e:  # ssl.SSLError is an OSError
+            source = self.ca_file or "certificate-authority-data"
+            raise ConfigError(f"cannot load the CA certificate {source}: {_reason(e)}") from e
         if self.cert_file:
-            ctx.load_cert_chain(self.cert_file, self.key_file)
+            try:
+                ctx.load_cert_chain(self.cert_file, self.key_file)
+            except OSError as e:
+                raise ConfigError(
+                    f"cannot load the client certificate {self.cert_file} "
+                    f"(key {self.key_file or 'in the same file'}): {_reason(e)}"
+                ) from e
         if self.insecure_skip_tls_verify:
             ctx.check_hostname = False
             ctx.verify_mode = ssl.CERT_NONE
@@ -315,17 +328,68 @@ def _load_kubeconfig(
 
     Blocking (YAML parsing, certificate files, credential plugins - some auth providers call
     blocking libraries), so it runs in a worker thread, on an event loop of its own there.
+
+    A file that cannot be read, is not YAML or is not a kubeconfig-shaped mapping raises
+    :class:`ConfigError` naming it (one line, as kubectl reports it), never the loader's
+    own exception.
     """
-    existing = [p for p in paths.split(ENV_KUBECONFIG_PATH_SEPARATOR) if p]
-    if not any(os.path.exists(os.path.expanduser(p)) for p in existing):
+    listed = [p for p in paths.split(ENV_KUBECONFIG_PATH_SEPARATOR) if p]
+    existing = [p for p in listed if os.path.exists(os.path.expanduser(p))]
+    if not existing:
         raise ConfigError(f"kubeconfig {paths} does not exist")
-    merger = KubeConfigMerger(paths)
-    loader = KubeConfigLoader(
-        config_dict=merger.config, active_context=context, config_base_path=None
-    )
-    configuration = Configuration()
-    asyncio.run(loader.load_and_set(configuration))
-    return loader, _current_user(merger, context), configuration
+    for path in existing:
+        _check_kubeconfig_file(path)
+    try:
+        merger = KubeConfigMerger(paths)
+        loader = KubeConfigLoader(
+            config_dict=merger.config, active_context=context, config_base_path=None
+        )
+        configuration = Configuration()
+        asyncio.run(loader.load_and_set(configuration))
+        return loader, _current_user(merger, context), configuration
+    except (AssertionError, AttributeError, KeyError, TypeError, ValueError) as e:
+        # The loader asserts and indexes its way through the document: a field of the
+        # wrong type, or an empty context, cluster or user entry, ends up here.
+        reason = _reason(e)
+        if isinstance(e, AssertionError) and not str(e):
+            reason = "the current context, its cluster or its user is empty"
+        raise ConfigError(f"kubeconfig {paths} is malformed: {reason}") from e
+
+
+def _check_kubeconfig_file(path: str) -> None:
+    """Raise :class:`ConfigError` unless ``path`` reads as a YAML mapping (a kubeconfig)."""
+    try:
+        text = _read_text(os.path.expanduser(path))
+    except (OSError, UnicodeDecodeError) as e:
+        raise ConfigError(f"kubeconfig {path} cannot be read: {_reason(e)}") from e
+    try:
+        document = yaml.safe_load(text)
+    except yaml.YAMLError as e:
+        raise ConfigError(f"kubeconfig {path} is not valid YAML: {_yaml_problem(e)}") from e
+    if document is None:
+        raise ConfigError(f"kubeconfig {path} is empty")
+    if not isinstance(document, dict):
+        raise ConfigError(
+            f"kubeconfig {path} is not a kubeconfig: the document is a "
+            f"{type(document).__name__}, not a mapping"
+        )
+
+
+def _yaml_problem(error: Exception) -> str:
+    """One line: what the YAML parser found and where (1-based line and column)."""
+    if isinstance(error, yaml.MarkedYAMLError) and error.problem_mark is not None:
+        mark = error.problem_mark
+        return f"{error.problem} at line {mark.line + 1}, column {mark.column + 1}"
+    return " ".join(str(error).split())
+
+
+def _reason(error: BaseException) -> str:
+    """A one-line description of ``error``: its ``strerror`` for OS errors, else its text,
+    else its type."""
+    if isinstance(error, OSError) and error.strerror:
+        return error.strerror
+    text = " ".join(str(error).split())
+    return text or type(error).__name__
 
 
 def _current_user(merger: KubeConfigMerger, context: str | None) -> Any:

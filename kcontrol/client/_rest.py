@@ -8,6 +8,8 @@ which sends it and maps its failures.
 from __future__ import annotations
 
 import builtins
+import copy
+import functools
 import logging
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
@@ -18,9 +20,10 @@ from prometheus_client import CollectorRegistry
 
 from kcontrol.client._config import ClientConfig
 from kcontrol.client._decode import ItemHook, decode_list, encode_json
+from kcontrol.client._gate import WriteGate, check_write
 from kcontrol.client._interface import Object, PatchType, Resource, WatchEvent
 from kcontrol.client._ratelimit import TokenBucketRateLimiter
-from kcontrol.client._transport import DEFAULT_MAX_RETRIES, Params, Transport
+from kcontrol.client._transport import DEFAULT_MAX_RETRIES, BeforeSend, Params, Transport
 from kcontrol.client._watch import WatchStream
 from kcontrol.clock import Clock, RealClock
 from kcontrol.errors import Gone
@@ -53,7 +56,9 @@ class ApiClient:
     Failures: a non-2xx answer raises the :class:`~kcontrol.errors.ApiError` subclass for
     its ``Status``; no answer (refused, reset, TLS failure, timeout, a body cut short)
     raises :class:`~kcontrol.errors.ApiConnectionError`. Cancellation always propagates,
-    and the connection of a cancelled request is closed.
+    and the connection of a cancelled request is closed. A client made by
+    :meth:`with_write_gate` raises :class:`~kcontrol.errors.WriteRefused` for writes its
+    gate holds back.
     """
 
     def __init__(
@@ -80,6 +85,24 @@ class ApiClient:
             clock=clock,
             max_retries=max_retries,
         )
+        # The write gate's check (with_write_gate), run before each write attempt is sent.
+        self._write_check: BeforeSend | None = None
+
+    def with_write_gate(self, gate: WriteGate, *, name: str) -> ApiClient:
+        """This client, with writes that first pass ``gate`` (see :mod:`kcontrol.client._gate`).
+
+        Before every attempt of a create, update, update_status, patch or delete - after
+        the rate limiter's wait and any ``Retry-After`` wait, right before it is sent - the
+        returned client calls ``gate()``; when it returns false the request is not sent and
+        :class:`~kcontrol.errors.WriteRefused` (naming ``name``, e.g. the lease) is raised.
+        Reads and watches are never gated. A gate set earlier on this client is replaced.
+
+        The two clients share the HTTP session, rate limiter and metrics: closing either one
+        closes both. This client itself stays ungated.
+        """
+        gated = copy.copy(self)
+        gated._write_check = functools.partial(check_write, gate, name)
+        return gated
 
     @property
     def config(self) -> ClientConfig:
@@ -121,6 +144,15 @@ class ApiClient:
     ) -> Object:
         path = _object_path(resource, name, namespace, subresource)
         return await self._transport.request("GET", path)
+
+    async def get_raw(self, path: str) -> bytes:
+        """GET an absolute path that is not a resource (``/healthz``, ``/version``) and
+        return the body as the server sent it (client-go's ``AbsPath(path).DoRaw()``).
+        Failures are mapped as for every request: a non-2xx answer raises its
+        :class:`~kcontrol.errors.ApiError`."""
+        if not path.startswith("/"):
+            raise ValueError(f"an absolute path is required, got {path!r}")
+        return await self._transport.request_raw("GET", path)
 
     async def list(
         self,
@@ -243,7 +275,7 @@ class ApiClient:
         self, resource: Resource, obj: Mapping[str, Any], *, namespace: str | None = None
     ) -> Object:
         path = resource.path(_namespace_of(resource, obj, namespace))
-        return await self._transport.request("POST", path, body=encode_json(obj))
+        return await self._write("POST", path, body=encode_json(obj))
 
     async def update(
         self, resource: Resource, obj: Mapping[str, Any], *, namespace: str | None = None
@@ -267,7 +299,7 @@ class ApiClient:
             raise ValueError(f"cannot update a {resource.kind} without metadata.name")
         ns = _namespace_of(resource, obj, namespace)
         path = _object_path(resource, name, ns, subresource)
-        return await self._transport.request("PUT", path, body=encode_json(obj))
+        return await self._write("PUT", path, body=encode_json(obj))
 
     async def patch(
         self,
@@ -297,7 +329,7 @@ class ApiClient:
         else:
             body = encode_json(patch)
         path = _object_path(resource, name, namespace, subresource)
-        return await self._transport.request(
+        return await self._write(
             "PATCH", path, params=params, body=body, content_type=patch_type.value
         )
 
@@ -322,9 +354,26 @@ class ApiClient:
         if options:
             body = encode_json({"kind": "DeleteOptions", "apiVersion": "v1", **options})
         path = _object_path(resource, name, namespace, None)
-        return await self._transport.request("DELETE", path, body=body)
+        return await self._write("DELETE", path, body=body)
 
-    # ------------------------------------------------------------------ transport
+    async def _write(
+        self,
+        method: str,
+        path: str,
+        *,
+        body: bytes | None,
+        params: Params | None = None,
+        content_type: str | None = None,
+    ) -> Object:
+        """Send a mutating request through the write gate, if this client has one."""
+        return await self._transport.request(
+            method,
+            path,
+            params=params,
+            body=body,
+            content_type=content_type,
+            before_send=self._write_check,
+        )
 
 
 # ---------------------------------------------------------------------- helpers

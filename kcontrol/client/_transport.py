@@ -13,6 +13,10 @@ counted in the ``rest_client_*`` metrics, and has its failures mapped, once, her
   :class:`~kcontrol.errors.ApiConnectionError`, chained to the cause;
 - cancellation propagates untouched, and the connection of a cancelled request is closed
   rather than returned to the pool.
+
+A request may carry a ``before_send`` check (the write gate of
+:meth:`~kcontrol.client.ApiClient.with_write_gate`): it runs right before each attempt is
+sent, after the rate limiter's wait, and whatever it raises stops the request unsent.
 """
 
 from __future__ import annotations
@@ -35,7 +39,7 @@ from kcontrol.client._ratelimit import TokenBucketRateLimiter
 from kcontrol.clock import Clock
 from kcontrol.errors import ApiConnectionError, ApiError, api_error_from_status
 
-__all__ = ["Params", "Transport"]
+__all__ = ["BeforeSend", "Params", "Transport"]
 
 logger = logging.getLogger(__name__)
 
@@ -44,6 +48,8 @@ DEFAULT_MAX_RETRIES = 10
 """Retries of a request answered 429/5xx with ``Retry-After`` (client-go's default)."""
 
 Params = dict[str, str]
+BeforeSend = Callable[[str, str], None]
+"""``check(method, path)``, called right before an attempt is sent; raises to stop it."""
 _T = TypeVar("_T")
 
 
@@ -148,16 +154,22 @@ class Transport:
         body: bytes | None = None,
         content_type: str | None = None,
         decode: Callable[[bytes], Object] | None = None,
+        before_send: BeforeSend | None = None,
     ) -> Object:
         """Send one request and decode its JSON answer; map failures (class docstring).
 
         ``decode`` replaces the plain JSON decode of a 2xx body; it must return a dict and
         raise :class:`ValueError` (``orjson.JSONDecodeError`` is one) on a body it cannot
-        read, which becomes :class:`~kcontrol.errors.ApiConnectionError`."""
+        read, which becomes :class:`~kcontrol.errors.ApiConnectionError`. ``before_send``
+        (the write gate's check) is called with the method and path right before each
+        attempt goes out - after the rate limiter, with no ``await`` in between - and
+        whatever it raises propagates with nothing sent."""
         if body is not None and content_type is None:
             content_type = "application/json"
         data = await self._with_retries(
-            method, path, lambda: self._send(method, path, params, body, content_type)
+            method,
+            path,
+            lambda: self._send(method, path, params, body, content_type, before_send=before_send),
         )
         if not data:
             return {}
@@ -170,6 +182,15 @@ class Transport:
         if not isinstance(result, dict):
             raise ApiConnectionError(f"{method} {path}: the server's answer is not an object")
         return result
+
+    async def request_raw(self, method: str, path: str, *, params: Params | None = None) -> bytes:
+        """Send one request without a body and return the 2xx body as sent (not decoded);
+        failures are mapped, and retried, as for :meth:`request`."""
+        return await self._with_retries(
+            method,
+            path,
+            lambda: self._send(method, path, params, None, None, before_send=None),
+        )
 
     async def _with_retries(
         self, method: str, path: str, attempt: Callable[[], Awaitable[_T | _Refusal]]
@@ -203,11 +224,15 @@ class Transport:
         params: Params | None,
         body: bytes | None,
         content_type: str | None,
+        *,
+        before_send: BeforeSend | None,
     ) -> bytes | _Refusal:
         """One attempt: the body of a 2xx answer, else the refusal; connection failures
         raise."""
         session = self.session()
         headers = await self._prepare(method, content_type)
+        if before_send is not None:
+            before_send(method, path)  # nothing awaited from here until the request is sent
         url = self._base + path
         start = self._clock.now()
         code: int | None = None

@@ -85,7 +85,9 @@ def guarded_by(check: Callable[[], bool]) -> Iterator[None]:
 
     The manager does this with its leader elector's local lease check, so a process that lost
     its lease (paused, partitioned) starts no sync even before it is told to stop. A worker
-    whose guard fails puts its key back and waits; see :class:`Controller`.
+    whose guard fails puts its key back and waits. A false guard also decides how the
+    controller stops: syncs in flight are cancelled rather than drained, because nothing
+    started under a lease that is gone may go on; see :class:`Controller`.
     """
     token = _guard.set(check)
     try:
@@ -158,6 +160,10 @@ class Controller:
       Cancelling it again while it drains cancels the syncs in flight.
     - If :meth:`run` is started inside :func:`guarded_by`, a worker takes no key while the
       guard is false, and a key it got while the guard turned false is put back unsynced.
+      When :meth:`run` is cancelled while the guard is false (leadership lost), syncs in
+      flight are cancelled at once instead of drained; if the guard turns false during a
+      drain (the lease lost while stopping on SIGTERM), the drain ends the same way at the
+      next check of the guard (every ``cache_sync_period``).
 
     Event handlers feed the queue with :meth:`enqueue` / :meth:`enqueue_object` (cheap and
     non-blocking, as handlers must be). Metrics: see :mod:`kcontrol.controller._metrics`.
@@ -226,11 +232,38 @@ class Controller:
             try:
                 await asyncio.get_running_loop().create_future()  # until cancelled
             except asyncio.CancelledError:
-                log.info("shutting down; waiting for syncs in flight to finish")
                 self._stopping = True
-                await self._queue.shutdown_with_drain()
-                log.info("all workers finished")
+                if guard is not None and not guard():
+                    log.warning("guard is false (leadership lost): cancelling syncs in flight")
+                    self._queue.shutdown()
+                    raise  # the task group cancels the workers, and their syncs
+                log.info("shutting down; waiting for syncs in flight to finish")
+                if await self._drain(guard):
+                    log.info("all workers finished")
+                else:
+                    log.warning(
+                        "guard turned false while draining (leadership lost): "
+                        "cancelling syncs in flight"
+                    )
                 raise
+
+    async def _drain(self, guard: Callable[[], bool] | None) -> bool:
+        """Shut the queue down and wait for the syncs in flight to finish; True once they
+        have. Returns False, with syncs still in flight, as soon as ``guard`` is seen false
+        (checked every ``cache_sync_period``)."""
+        if guard is None:
+            await self._queue.shutdown_with_drain()
+            return True
+        async with asyncio.TaskGroup() as tasks:
+            watching = tasks.create_task(self._end_drain_when_false(guard))
+            await self._queue.shutdown_with_drain()  # ended early by _end_drain_when_false
+            watching.cancel()  # a no-op if it ended the drain
+        return watching.cancelled()
+
+    async def _end_drain_when_false(self, guard: Callable[[], bool]) -> None:
+        while guard():
+            await self._clock.sleep(self._options.cache_sync_period)
+        self._queue.shutdown()  # ends shutdown_with_drain's wait
 
     async def _wait_for_cache_sync(self) -> None:
         checks = self._options.has_synced

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
@@ -46,8 +47,9 @@ class LeaderElectionConfig:
     """What to contend for and how; durations in seconds (defaults of kube-controller-manager).
 
     - ``lease_duration``: how long a standby waits, counted from when *it* last saw the record
-      change, before it takes the lease over. Written to the Lease in whole seconds, so at
-      least 1.
+      change, before it takes the lease over. The Lease holds whole seconds: a fractional
+      duration is written rounded *up* (2.5 s as 3, see :attr:`lease_duration_seconds`), so
+      a standby never waits less than configured; at least 1.
     - ``renew_deadline``: how long the leader keeps retrying a renewal, counted from its last
       successful one, before it gives up leading. Must be below ``lease_duration`` so the
       leader stops before anyone else can start.
@@ -98,6 +100,14 @@ class LeaderElectionConfig:
             )
         if not self.lock.identity:
             raise InvalidLeaderElectionConfig("the lock's identity is empty")
+
+    @property
+    def lease_duration_seconds(self) -> int:
+        """``spec.leaseDurationSeconds`` to write: ``lease_duration`` rounded up to whole
+        seconds (never down: standbys wait what the Lease says, and the renew deadline was
+        checked against ``lease_duration``). Rounded to microseconds first, so float noise
+        (``0.1 * 30``) does not add a second."""
+        return math.ceil(round(self.lease_duration, 6))
 
     @property
     def metric_name(self) -> str:

@@ -180,9 +180,12 @@ class LeaderElector:
         deadline on the local clock: the window in which no other candidate can have
         acquired the lease.
 
-        Guarded work can call it right before a write (with no ``await`` in between) to fence
-        writes of a leader that was paused (e.g. SIGSTOP, a long GC) past its lease: the renew
-        loop will notice and cancel the work too, but only once it gets to run.
+        Purely local - no request, no ``await`` - so it turns false at the deadline even while
+        a renewal request hangs, and right after a pause (SIGSTOP, a long GC) past it. It is
+        the write gate kcontrol-manager puts on its controllers' client
+        (:meth:`kcontrol.client.ApiClient.with_write_gate`) and their guard
+        (:func:`kcontrol.controller.guarded_by`); the renew loop notices too and cancels the
+        guarded work, but only once it gets to run.
         """
         return self._leading and self._clock.now() < (
             self._last_renewed + self._config.renew_deadline
@@ -364,7 +367,7 @@ class LeaderElector:
         wall = self._clock.wall()
         desired = LeaderElectionRecord(
             holder_identity=self.identity,
-            lease_duration_seconds=int(self._config.lease_duration),
+            lease_duration_seconds=self._config.lease_duration_seconds,
             acquire_time=wall,
             renew_time=wall,
         )

@@ -127,7 +127,9 @@ class HealthServer:
         return app
 
     async def run(self) -> None:
-        """Listen until cancelled, then stop listening and close connections."""
+        """Listen until cancelled, then stop listening and close connections.
+
+        Raises :class:`OSError` naming the address when it cannot listen (port taken)."""
         runner = web.AppRunner(
             self.build_app(),
             handle_signals=False,
@@ -137,7 +139,14 @@ class HealthServer:
         await runner.setup()
         try:
             site = web.TCPSite(runner, self._host, self._port, reuse_address=True)
-            await site.start()
+            try:
+                await site.start()
+            except OSError as error:  # the port is taken, the address is not ours, ...
+                raise OSError(
+                    error.errno,
+                    f"cannot serve metrics and health checks on {self._host}:{self._port}: "
+                    f"{error.strerror or error}",
+                ) from error
             self._bound_port = _bound_port(runner, self._port)
             _log.info("serving metrics and health checks on %s:%d", self._host, self._bound_port)
             self._started.set()

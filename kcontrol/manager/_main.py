@@ -2,6 +2,11 @@
 
 Exit status: 0 after a clean stop (SIGTERM/SIGINT: syncs drained, lease released), 1 when
 leadership was lost or the manager failed, 2 for invalid flags (as argparse does).
+
+Bad input at start-up ends in one ``exiting: <reason>`` log line naming the problem (the
+kubeconfig file and what is wrong with it, the API server that never became healthy, the
+address that cannot be served) and status 1 - never a traceback. A traceback is logged only
+for a failure kcontrol does not know (a bug), or with ``-v=4`` and up.
 """
 
 from __future__ import annotations
@@ -17,7 +22,7 @@ from prometheus_client import CollectorRegistry, GCCollector, PlatformCollector,
 import kcontrol
 from kcontrol import logging as kcontrol_logging
 from kcontrol.client import ConfigError
-from kcontrol.errors import KcontrolError
+from kcontrol.errors import ApiServerNotHealthy, KcontrolError
 from kcontrol.leaderelection import LeadershipLost
 from kcontrol.manager._manager import COMPONENT, Manager
 from kcontrol.manager._options import ManagerOptions, OptionsError, parse_args
@@ -91,14 +96,36 @@ async def _serve(options: ManagerOptions, controllers: ControllerRegistry) -> in
     except ConfigError as error:
         _log.error("exiting: no usable client configuration: %s", error)
         return EXIT_FAILED
+    except ApiServerNotHealthy as error:
+        _log.error("exiting: %s", error)
+        return EXIT_FAILED
     except (KcontrolError, OSError, ExceptionGroup) as error:
-        _log.error("exiting: the manager failed", exc_info=error)
+        _report_failure(error)
         return EXIT_FAILED
     finally:
         for signum in stop_signals:
             loop.remove_signal_handler(signum)
     _log.error("exiting: the manager stopped unexpectedly")
     return EXIT_FAILED
+
+
+def _report_failure(error: BaseException) -> None:
+    """Log why the manager failed: one line when every failure is one kcontrol expects (an
+    API or OS error, e.g. the metrics port taken), with the traceback at debug level only;
+    with the traceback otherwise."""
+    leaves = _leaves(error)
+    if all(isinstance(leaf, KcontrolError | OSError) for leaf in leaves):
+        _log.error("exiting: the manager failed: %s", "; ".join(str(leaf) for leaf in leaves))
+        _log.debug("the failure in full", exc_info=error)
+    else:
+        _log.error("exiting: the manager failed", exc_info=error)
+
+
+def _leaves(error: BaseException) -> list[BaseException]:
+    """The exceptions inside (nested) exception groups, or ``[error]``."""
+    if isinstance(error, BaseExceptionGroup):
+        return [leaf for inner in error.exceptions for leaf in _leaves(inner)]
+    return [error]
 
 
 def _on_signal(manager: Manager, signum: int) -> None:

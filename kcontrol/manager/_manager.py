@@ -8,10 +8,25 @@ owns everything in one task tree::
         └── (body) leader elector ── while leading: task group "controllers"
 
 Start-up: load the client config, build every enabled controller (their factories register
-informers, so caches warm up on standbys too), start the infrastructure, then contend for the
-lease. Controllers run only while leading, each guarded by the elector's local view of the
-lease (see :func:`kcontrol.controller.guarded_by`), so a process that was paused past its
-lease starts no sync even before the elector notices.
+informers, so caches warm up on standbys too), start the health server, wait up to 10 s for
+the API server's ``/healthz`` (:func:`~kcontrol.manager._apiserver.wait_for_api_server`;
+``/readyz`` fails meanwhile, and if it never answers ok, :class:`ApiServerNotHealthy` ends
+the run), start the rest of the infrastructure, then contend for the lease. Controllers run
+only while leading, each guarded by the elector's local view of the lease
+(:meth:`~kcontrol.leaderelection.LeaderElector.holds_lease`, see
+:func:`kcontrol.controller.guarded_by`), so a process that was paused past its lease starts
+no sync even before the elector notices.
+
+Writes: the client controllers get (:attr:`ControllerContext.client`) is gated on the same
+check (:meth:`~kcontrol.client.ApiClient.with_write_gate`). From the moment the renew
+deadline has passed without a successful renewal - on this process's monotonic clock, even
+while a renewal request hangs - every create, update, patch or delete they send is refused
+with :class:`~kcontrol.errors.WriteRefused` before it leaves, including one that was waiting
+on the rate limiter. The elector's Lease writes and the event broadcaster use the ungated
+client. A standby acquires no earlier than a lease duration after the last renewal it saw,
+which is after the renew deadline, so no write of a deposed leader leaves after its
+successor could have started (one sent just before the deadline may still be in transit;
+``lease_duration - renew_deadline`` is the margin for that).
 
 Stopping, three ways:
 
@@ -19,8 +34,10 @@ Stopping, three ways:
   cancelled first - controllers stop taking work and drain their syncs in flight, then the
   elector releases the lease (``release_on_cancel``) so a standby takes over at once - and
   only then the infrastructure stops (events flushed, server closed) and the session closes.
-- Leadership lost: the elector cancels and awaits every controller before anything else
-  happens; the manager then stops the infrastructure and raises :class:`LeadershipLost`
+  If the lease is lost during the drain, the syncs still in flight are cancelled.
+- Leadership lost: the elector stops leading (the write gate closes) and cancels every
+  controller, whose syncs in flight are cancelled, not drained; once they have stopped the
+  manager stops the infrastructure and raises :class:`LeadershipLost`
   (kube-controller-manager exits 1 in that case, and so does ``main``).
 - A component failing (the health port taken, a controller crashing): everything is
   cancelled in the same order and the error propagates.
@@ -52,6 +69,7 @@ from prometheus_client import CollectorRegistry
 
 from kcontrol.client import ApiClient, ClientConfig, ConfigError, load_config
 from kcontrol.controller import guarded_by
+from kcontrol.errors import ApiServerNotHealthy
 from kcontrol.events import EventBroadcaster, EventRecorder
 from kcontrol.informers import (
     SharedInformerFactory,
@@ -67,6 +85,7 @@ from kcontrol.leaderelection import (
     LeadershipLost,
     LeaseLock,
 )
+from kcontrol.manager._apiserver import wait_for_api_server
 from kcontrol.manager._health import HealthServer
 from kcontrol.manager._options import ManagerOptions
 from kcontrol.manager._registry import (
@@ -117,6 +136,8 @@ class Manager:
     ``registry`` receives every metric (client, queues, controllers, leader election) and is
     served on ``/metrics``. ``client_config`` replaces loading one from the flags (tests).
     :meth:`run` blocks until cancelled or until leadership is lost; see the module docstring.
+    It raises :class:`~kcontrol.errors.ConfigError` for an unusable client configuration and
+    :class:`~kcontrol.errors.ApiServerNotHealthy` when the API server never answered.
     """
 
     def __init__(
@@ -140,11 +161,13 @@ class Manager:
         self._election_health = HealthzAdaptor(LEADER_ELECTION_HEALTH_TIMEOUT)
         self._shutting_down = False
         self._leading = False
+        self._api_server_healthy = False
         self._task: asyncio.Task[None] | None = None
         self.health = HealthServer(
             host=options.bind_address, port=options.metrics_port, registry=self._registry
         )
         self.health.add_livez_check(HealthzAdaptor.name, self._election_health.check)
+        self.health.add_readyz_check("api-server", self._check_api_server_healthy)
         self.health.add_readyz_check("informer-sync", self._check_informers_synced)
         self.health.add_readyz_check("shutdown", self._check_not_shutting_down)
 
@@ -177,6 +200,10 @@ class Manager:
 
     # -- health checks -----------------------------------------------------------------------
 
+    def _check_api_server_healthy(self) -> None:
+        if not self._api_server_healthy:
+            raise RuntimeError("waiting for the API server to be healthy")
+
     def _check_informers_synced(self) -> None:
         informers = self._informers
         if informers is None:
@@ -193,7 +220,8 @@ class Manager:
 
     async def run(self) -> None:
         """Run until cancelled (then return by raising ``CancelledError``) or until
-        leadership is lost (then raise :class:`LeadershipLost`)."""
+        leadership is lost (then raise :class:`LeadershipLost`); start-up failures raise
+        (class docstring)."""
         if self._task is not None:
             raise RuntimeError("a Manager runs once")
         self._task = asyncio.current_task()
@@ -223,8 +251,20 @@ class Manager:
             broadcaster = EventBroadcaster(
                 client, component=COMPONENT, host=socket.gethostname(), registry=self._registry
             )
+            elector = None
+            writer = client
+            if options.leader_elect:
+                elector = self._new_elector(client, broadcaster.new_recorder())
+                # Controllers write through the write gate: once the lease can no longer be
+                # trusted (the renew deadline passed on our clock) their writes are refused,
+                # even one that was waiting on the rate limiter. The elector's own lease
+                # writes and the events broadcaster use the ungated client.
+                writer = client.with_write_gate(
+                    elector.holds_lease,
+                    name=f"leader election lease {elector.config.lock.describe()}",
+                )
             context = ControllerContext(
-                client=client,
+                client=writer,
                 informers=self._informers,
                 options=options,
                 registry=self._registry,
@@ -233,20 +273,32 @@ class Manager:
             )
             runnables = self._build(context)
             lost = False
+            unhealthy: ApiServerNotHealthy | None = None
             async with asyncio.TaskGroup() as infrastructure:
                 owned: list[asyncio.Task[None]] = []
-                if options.metrics_port:
+                if options.metrics_port:  # serving first: /readyz says why we are not ready
                     owned.append(infrastructure.create_task(self.health.run(), name="health"))
-                owned.append(infrastructure.create_task(broadcaster.run(), name="events"))
-                owned.append(infrastructure.create_task(self._informers.run(), name="informers"))
-                if options.leader_elect:
-                    await self._elect(client, broadcaster.new_recorder(), runnables)
-                    lost = True  # _elect returns only then
+                try:
+                    await wait_for_api_server(client)
+                except ApiServerNotHealthy as error:
+                    unhealthy = error  # raised below, not wrapped by the task group
                 else:
-                    await self._run_controllers(runnables, guard=None)  # until cancelled
-                # Leadership was lost and every controller has stopped: stop the rest.
+                    self._api_server_healthy = True
+                    owned.append(infrastructure.create_task(broadcaster.run(), name="events"))
+                    owned.append(
+                        infrastructure.create_task(self._informers.run(), name="informers")
+                    )
+                    if elector is not None:
+                        await self._elect(elector, runnables)
+                        lost = True  # _elect returns only then
+                    else:
+                        await self._run_controllers(runnables, guard=None)  # until cancelled
+                # The API server never answered, or leadership was lost and every controller
+                # has stopped: stop the rest.
                 for task in owned:
                     task.cancel()
+        if unhealthy is not None:
+            raise unhealthy
         if lost:
             raise LeadershipLost(f"leader election lost ({self.identity})")
 
@@ -261,17 +313,9 @@ class Manager:
             built.append((spec.name, runnable))
         return built
 
-    async def _elect(
-        self,
-        client: ApiClient,
-        recorder: EventRecorder,
-        runnables: Sequence[tuple[str, Runnable]],
-    ) -> None:
-        """Contend for the lease and run the controllers while leading.
-
-        Returns once leadership is lost, after every controller has stopped; raises
-        ``CancelledError`` (lease released) when cancelled.
-        """
+    def _new_elector(self, client: ApiClient, recorder: EventRecorder) -> LeaderElector:
+        """The elector of ``--leader-elect-resource-namespace/name``, also checked by the
+        ``leaderElection`` liveness check."""
         options = self._options
         lock = LeaseLock(
             client,
@@ -298,13 +342,25 @@ class Manager:
             )
         )
         self._election_health.set_leader_election(elector)
+        return elector
+
+    async def _elect(
+        self, elector: LeaderElector, runnables: Sequence[tuple[str, Runnable]]
+    ) -> None:
+        """Contend for the lease and run the controllers while leading.
+
+        Returns once leadership is lost, after every controller has stopped (their syncs in
+        flight cancelled, see :func:`kcontrol.controller.guarded_by`); raises
+        ``CancelledError`` (syncs drained, lease released) when cancelled.
+        """
 
         async def lead() -> None:
             # holds_lease: leading, and the last renewal younger than the renew deadline on
-            # the local clock - false at once after a pause (SIGSTOP) past the lease.
+            # the local clock - false at once after a pause (SIGSTOP) past the lease, and
+            # the moment leadership is lost.
             await self._run_controllers(runnables, guard=elector.holds_lease)
 
-        _log.info("attempting to acquire leader lease %s", lock.describe())
+        _log.info("attempting to acquire leader lease %s", elector.config.lock.describe())
         with contextlib.suppress(LeadershipLost):
             await elector.run(lead)
         _log.error("leader election lost (%s); every controller has stopped", self.identity)

@@ -16,6 +16,7 @@ kcontrol's additions and differences, all documented in ``--help``:
 from __future__ import annotations
 
 import argparse
+import ipaddress
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -117,6 +118,12 @@ class ManagerOptions:
             raise OptionsError("--kube-api-burst must be at least 1")
         if not 0 <= self.metrics_port <= 65535:
             raise OptionsError(f"--metrics-port {self.metrics_port} is not a port number")
+        try:
+            ipaddress.ip_address(self.bind_address)
+        except ValueError:
+            raise OptionsError(
+                f"--bind-address {self.bind_address!r} is not an IP address"
+            ) from None
         if self.leader_elect:
             lease = self.leader_elect_lease_duration
             renew = self.leader_elect_renew_deadline

@@ -54,7 +54,9 @@ class Runnable(Protocol):
 class ControllerContext:
     """What a :data:`ControllerFactory` gets to build its controller with.
 
-    - ``client``: the API client (reads and writes; QPS-limited by ``--kube-api-qps``).
+    - ``client``: the API client (reads and writes; QPS-limited by ``--kube-api-qps``). With
+      ``--leader-elect`` its writes pass a write gate: once this process can no longer trust
+      its lease they raise :class:`~kcontrol.errors.WriteRefused` instead of being sent.
     - ``informers``: the shared informer factory; ask it for informers while building, they
       are started by the manager (caches are shared between controllers).
     - ``options``: the parsed flags (``concurrent_deployment_syncs``, ...).
@@ -65,7 +67,8 @@ class ControllerContext:
 
     Controllers run only while this process leads (with ``--leader-elect``); a
     :class:`~kcontrol.controller.Controller` built here is additionally guarded so that it
-    starts no sync once the lease can no longer be trusted locally.
+    starts no sync once the lease can no longer be trusted locally, and when leadership is
+    lost its syncs in flight are cancelled rather than drained.
     """
 
     client: Client

@@ -31,6 +31,8 @@ def test_public_surface_is_deliberate() -> None:
             "TokenBucketRateLimiter",
             "TokenFileAuth",
             "WatchEvent",
+            "WriteGate",
+            "WriteRefused",
             "Writer",
             "encode_json",
             "load_config",

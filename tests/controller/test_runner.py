@@ -363,6 +363,103 @@ async def test_second_cancel_while_draining_cancels_in_flight_syncs() -> None:
     assert sorted(cancelled) == ["a", "b"]
 
 
+def cancellable_stuck_sync(cancelled: list[str]) -> Recorder:
+    """A sync that waits forever and records the keys whose sync was cancelled."""
+
+    async def stuck(key: str, n: int) -> None:
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:
+            cancelled.append(key)
+            raise
+
+    return Recorder(stuck)
+
+
+async def test_cancel_with_a_failed_guard_cancels_syncs_in_flight_instead_of_draining() -> None:
+    """Leadership lost: the guard (the elector's lease check) is false when run() is
+    cancelled, so nothing that started under the lease may go on - no drain."""
+    clock = FakeClock()
+    leading = True
+    cancelled: list[str] = []
+    sync = cancellable_stuck_sync(cancelled)
+    controller = make(sync, clock, workers=2)
+    with guarded_by(lambda: leading):
+        task = asyncio.create_task(controller.run())
+    try:
+        controller.enqueue("a")
+        controller.enqueue("b")
+        await settle()
+        assert sync.active == {"a", "b"}
+        leading = False
+        with structlog.testing.capture_logs() as logs:
+            task.cancel()
+            await settle()
+            assert task.done(), "run() must not wait for syncs started under a lost lease"
+        assert sorted(cancelled) == ["a", "b"]
+        assert sync.finished == []
+        assert any("cancelling syncs in flight" in entry["event"] for entry in logs), logs
+    finally:
+        if not task.done():
+            task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+
+async def test_cancel_with_a_passing_guard_still_drains() -> None:
+    """SIGTERM while leading: the guard passes, syncs in flight finish."""
+    clock = FakeClock()
+    release = asyncio.Event()
+
+    async def slow(key: str, n: int) -> None:
+        await release.wait()
+
+    sync = Recorder(slow)
+    controller = make(sync, clock)
+    with guarded_by(lambda: True):
+        task = asyncio.create_task(controller.run())
+    controller.enqueue("a")
+    await settle()
+    task.cancel()
+    await settle()
+    clock.step(1.0)
+    await settle()
+    assert not task.done(), "a passing guard must not cut the drain short"
+    release.set()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert sync.finished == ["a"]
+
+
+async def test_guard_failing_while_draining_cancels_syncs_in_flight() -> None:
+    """SIGTERM started a drain, then the lease was lost before the syncs finished: they are
+    cancelled once the guard is next checked (every cache_sync_period)."""
+    clock = FakeClock()
+    leading = True
+    cancelled: list[str] = []
+    controller = make(cancellable_stuck_sync(cancelled), clock, cache_sync_period=0.5)
+    with guarded_by(lambda: leading):
+        task = asyncio.create_task(controller.run())
+    try:
+        controller.enqueue("a")
+        await settle()
+        task.cancel()
+        await settle()
+        clock.step(0.5)
+        await settle()
+        assert not task.done(), "draining while the guard passes"
+        leading = False
+        clock.step(0.5)
+        await settle()
+        assert task.done()
+        assert cancelled == ["a"]
+    finally:
+        if not task.done():
+            task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+
 async def test_waits_for_caches_before_the_first_sync() -> None:
     clock = FakeClock()
     synced = {"pods": False, "rs": False}

@@ -95,3 +95,24 @@ def test_defaults_are_kube_controller_manager_s() -> None:
     assert config.release_on_cancel is True
     assert config.metric_name == "ns/lease"
     assert LeaderElectionConfig(lock=_lock(), name="kcm").metric_name == "kcm"
+
+
+@pytest.mark.parametrize(
+    ("lease_duration", "seconds"),
+    [
+        pytest.param(15, 15, id="whole"),
+        pytest.param(2.5, 3, id="fraction-rounds-up"),
+        pytest.param(1.001, 2, id="just-above-a-second"),
+        pytest.param(0.1 * 30, 3, id="float-noise-is-not-a-fraction"),
+    ],
+)
+def test_lease_duration_seconds_is_never_below_the_configured_duration(
+    lease_duration: float, seconds: int
+) -> None:
+    """The Lease holds whole seconds; a standby waits what it says, so it must not be less
+    than the duration the leader's renew deadline was checked against."""
+    config = LeaderElectionConfig(
+        lock=_lock(), lease_duration=lease_duration, renew_deadline=0.9, retry_period=0.1
+    )
+    assert config.lease_duration_seconds == seconds
+    assert config.lease_duration_seconds >= config.lease_duration - 1e-9

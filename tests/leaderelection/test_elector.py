@@ -303,6 +303,61 @@ async def test_losing_the_lease_cancels_the_work_before_reporting(clock: FakeClo
     assert a.master_status() == 0
 
 
+async def test_a_hanging_renewal_ends_leadership_at_the_renew_deadline(clock: FakeClock) -> None:
+    """The renewal request never answers: the lease stops being trusted (holds_lease, the
+    write gate's check) and the work is cancelled at the renew deadline, counted on the
+    leader's own clock from its last successful renewal."""
+    a = candidate(clock, "a")
+    async with a.running() as task:
+        await settle()
+        await advance(clock, RETRY_PERIOD)  # one successful renewal, sent now
+        last_renew = clock.now()
+        hung: list[str] = []
+
+        async def hang(action: Action) -> None:
+            hung.append(action.verb)
+            await asyncio.get_running_loop().create_future()  # no answer, ever
+
+        a.client.prepend_reactor("*", "leases", hang)
+        await advance(clock, RENEW_DEADLINE - 0.25)
+        assert hung, "a renewal is hanging"
+        assert a.elector.holds_lease()
+        assert not task.done()
+        await advance(clock, 0.25)
+        assert clock.now() - last_renew == pytest.approx(RENEW_DEADLINE)
+        assert not a.elector.holds_lease()
+        assert task.done()
+        with pytest.raises(LeadershipLost):
+            task.result()
+    assert a.log[-3:] == ["work cancelled leader=False", "work finished", "on_stopped_leading"]
+
+
+async def test_a_fractional_lease_duration_is_rounded_up_in_the_lease(clock: FakeClock) -> None:
+    """2.5 s must not be written as 2: a standby would take over half a second early."""
+    lock = LeaseLock(FakeClient(clock=clock), NS, NAME, "a")
+    elector = LeaderElector(
+        LeaderElectionConfig(
+            lock=lock,
+            lease_duration=2.5,
+            renew_deadline=2.0,
+            retry_period=0.5,
+            clock=clock,
+            registry=CollectorRegistry(),
+        )
+    )
+    task = asyncio.create_task(elector.run())
+    try:
+        await settle()
+        assert elector.is_leader()
+        lease = lock.lease
+        assert lease is not None
+        assert lease["spec"]["leaseDurationSeconds"] == 3
+    finally:
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+
 async def test_a_stale_leader_gets_conflict_and_never_overwrites(clock: FakeClock) -> None:
     a = candidate(clock, "a")
     async with a.running() as task:

@@ -1,0 +1,42 @@
+"""The write gate: a last check, right before a mutating request leaves, that it may.
+
+A leader that lost its lease must not write after its successor has started. Cancelling its
+work is not enough on its own: a write may be waiting on the client-side rate limiter, or on
+a ``Retry-After``, when the lease runs out, and would go out afterwards. So the client itself
+asks a :data:`WriteGate` before it sends each POST, PUT, PATCH or DELETE - after those waits,
+with no ``await`` between the check and the send - and raises
+:class:`~kcontrol.errors.WriteRefused` instead of sending when the gate is closed.
+
+kcontrol-manager gives its controllers a client gated on the leader elector's local lease
+check (:meth:`kcontrol.leaderelection.LeaderElector.holds_lease`), which turns false at the
+renew deadline on the leader's own monotonic clock, even while a renewal request hangs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from kcontrol.errors import WriteRefused
+
+__all__ = ["MUTATING_METHODS", "WriteGate", "check_write"]
+
+WriteGate = Callable[[], bool]
+"""``gate() -> bool``: may a mutating request be sent now?
+
+Called right before each attempt of every POST, PUT, PATCH and DELETE of a gated client
+(never for reads or watches). It must be cheap and synchronous and must not raise: a local
+check such as "the lease was renewed less than the renew deadline ago".
+"""
+
+MUTATING_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+"""The HTTP methods a write gate is asked about."""
+
+
+def check_write(gate: WriteGate | None, name: str, method: str, path: str) -> None:
+    """Return if ``method path`` may be sent; raise :class:`WriteRefused` if ``gate`` (named
+    ``name`` in the message) is closed and the request would change something."""
+    if gate is None or method not in MUTATING_METHODS or gate():
+        return
+    raise WriteRefused(
+        f"{method} {path}: not sent, writes are closed ({name})", method=method, path=path
+    )
