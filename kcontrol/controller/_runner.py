@@ -80,7 +80,7 @@ def guarded_by(check: Callable[[], bool]) -> Iterator[None]:
     The guard is read when :meth:`Controller.run` starts, from the context of the task
     running it (tasks copy their creator's context), so wrap the creation of that task::
 
-        with guarded_by(elector.is_leading):
+        with guarded_by(elector.holds_lease):
             task_group.create_task(controller.run())
 
     The manager does this with its leader elector's local lease check, so a process that lost
