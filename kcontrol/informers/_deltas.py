@@ -13,10 +13,12 @@ hands the matching notification to the :class:`~kcontrol.informers._processor.Sh
 
 A relist (:meth:`DeltaProcessor.replace`) first sends a delete with a
 :class:`~kcontrol.informers.DeletedFinalStateUnknown` tombstone for every cached object the
-new list lacks, then an add or update for each listed object. An update whose
-resourceVersion did not change is a resync and reaches only the handlers whose resync is due.
-Long passes over the cache yield to the event loop every few hundred objects; each object is
-still applied and announced atomically.
+new list lacks, then an add or update for each listed object (the order of client-go's
+``RealFIFO``). An update whose resourceVersion did not change - from a relist or from a
+watch, as in client-go's ``OnUpdate`` - is a resync and reaches only the handlers whose
+resync is due. Long passes over the cache yield to the event loop every few hundred objects;
+each object is still applied and announced atomically, and a relist and a resync never
+interleave (the later one waits).
 """
 
 from __future__ import annotations
@@ -63,6 +65,8 @@ class DeltaProcessor:
         self._key_func = key_func
         self._on_synced = on_synced
         self._synced = False
+        # Held by replace and resync, which yield mid-way: one never interleaves the other.
+        self._bulk = asyncio.Lock()
 
     @property
     def has_synced(self) -> bool:
@@ -83,6 +87,10 @@ class DeltaProcessor:
         self._processor.distribute(DeleteNotification(obj))
 
     async def replace(self, items: list[Object], resource_version: str) -> None:
+        async with self._bulk:
+            await self._replace(items)
+
+    async def _replace(self, items: list[Object]) -> None:
         key_func = self._key_func
         # Key everything before touching the cache, so a failure leaves the cache as it was.
         fresh = {key_func(obj): obj for obj in items}
@@ -121,6 +129,10 @@ class DeltaProcessor:
 
     async def resync(self) -> None:
         """Send ``update(obj, obj)`` for every cached object to the listeners due a resync."""
+        async with self._bulk:
+            await self._resync()
+
+    async def _resync(self) -> None:
         indexer, processor = self._indexer, self._processor
         for count, key in enumerate(indexer.list_keys(), 1):
             obj = indexer.get_by_key(key)  # the current state, even after a yield

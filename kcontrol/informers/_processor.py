@@ -10,8 +10,10 @@ other handlers.
 Guarantees to a handler: notifications arrive one at a time (the next call starts after the
 previous one returned, or its coroutine finished), in the order the cache changed; the same
 object is passed to every handler and is the one in the cache - never mutate it. A handler
-that raises has the error logged and gets the next notification. Handlers should be quick:
-put keys on a workqueue and do the work elsewhere.
+that raises - ``asyncio.CancelledError`` of its own included (it awaited something that got
+cancelled) - has the error logged and gets the next notification; only cancelling the
+delivery task itself (the informer stopping) ends delivery. Handlers should be quick: put
+keys on a workqueue and do the work elsewhere.
 """
 
 from __future__ import annotations
@@ -190,8 +192,11 @@ class Listener:
         for obj in objects:
             self.add(AddNotification(obj, True))
 
-    def should_resync(self, now: float) -> bool:
-        return self.resync_period > 0 and now >= self.next_resync
+    def resync_due_at(self, watching_since: float) -> float:
+        """When this listener's next resync is due, given that the informer's reflector has
+        been watching since ``watching_since``: at ``next_resync``, but never sooner than a
+        period into the watch phase (client-go starts its resync timer after each list)."""
+        return max(self.next_resync, watching_since + self.resync_period)
 
     def remove(self) -> None:
         """Stop delivery: drop the backlog and make :meth:`run` return."""
@@ -214,18 +219,26 @@ class Listener:
                 result = notification.deliver(self.handler)
                 if result is not None and inspect.isawaitable(result):
                     await result
+            except asyncio.CancelledError:
+                task = asyncio.current_task()
+                if task is not None and task.cancelling():
+                    raise  # this delivery task is being cancelled: stop
+                self._log_failure(notification)  # the handler's own cancellation
             except Exception:
-                _log.exception(
-                    "event handler failed",
-                    handler=type(self.handler).__qualname__,
-                    notification=type(notification).__name__,
-                )
+                self._log_failure(notification)
             finally:
                 if isinstance(notification, AddNotification) and notification.is_in_initial_list:
                     self._pending_initial = max(0, self._pending_initial - 1)
             delivered += 1
             if delivered % _YIELD_EVERY == 0:
                 await asyncio.sleep(0)
+
+    def _log_failure(self, notification: Notification) -> None:
+        _log.exception(
+            "event handler failed",
+            handler=type(self.handler).__qualname__,
+            notification=type(notification).__name__,
+        )
 
 
 class SharedProcessor:
@@ -261,16 +274,19 @@ class SharedProcessor:
             if syncing or not is_sync:
                 listener.add(notification)
 
-    def next_resync_at(self) -> float | None:
-        """When the earliest listener resync is due, or None if no listener resyncs."""
-        due = [lis.next_resync for lis in self._listeners if lis.resync_period > 0]
+    def next_resync_at(self, watching_since: float) -> float | None:
+        """When the earliest listener resync is due (see :meth:`Listener.resync_due_at`),
+        or None if no listener resyncs."""
+        due = [
+            lis.resync_due_at(watching_since) for lis in self._listeners if lis.resync_period > 0
+        ]
         return min(due) if due else None
 
-    def start_resync(self, now: float) -> bool:
+    def start_resync(self, now: float, watching_since: float) -> bool:
         """Mark the listeners whose resync is due (and schedule their next one); True if any."""
         any_due = False
         for listener in self._listeners:
-            due = listener.should_resync(now)
+            due = listener.resync_period > 0 and now >= listener.resync_due_at(watching_since)
             self._listeners[listener] = due
             if due:
                 any_due = True

@@ -20,19 +20,26 @@ watch cache; only if that LIST is refused too does the reflector fall back to ``
 Paging follows client-go's pager: pages of ``page_size`` (500) for lists at ``"0"`` and
 ``""``; lists pinned to an exact resourceVersion are not paged, so the watch cache can serve
 them, unless the first ``"0"`` list came back paged (then the server has no watch cache for
-this resource and paging is kept). An explicit ``ReflectorOptions.page_size`` always applies.
+this resource and paging is kept). An explicit ``ReflectorOptions.page_size`` always applies;
+the server reads a paged LIST at a resourceVersion exactly at that version, so such a relist
+shows the state the reflector already had and the watch resumed from it brings the rest.
 If a continue token expires mid-list, the list is redone in one piece at the same version.
 
 Failures never end :meth:`Reflector.run`; every one is logged and retried:
 
 - 429 Too Many Requests (including "storage is (re)initializing") and connection errors on
   a watch: back off, honouring ``Retry-After``, and re-watch from the last version, no relist;
-- a watch that the server closes after less than a second without a single event counts as
-  a failure: back off, then re-watch;
 - a watch with no event at all (bookmarks included) for ``watch_inactivity_timeout``
   (default 70 s, just over the apiserver's ~60 s bookmark interval) is presumed dead - a
   half-open TCP connection - and is abandoned and re-opened from the last version;
-- anything else (a failed LIST, 410 on a watch, 403, 500, a bug): back off, then list again.
+- an internal error (500) in an open watch's stream, with
+  ``ReflectorOptions.max_internal_error_retry_duration`` set: re-watch at once from the last
+  version, for as long as such errors keep coming within that many seconds of the first
+  (client-go's ``MaxInternalErrorRetryDuration``; a minute without one starts a new window).
+  It is 0 by default, as in client-go, where only the apiserver's own watch cache sets it;
+- anything else (a failed LIST, 410 on a watch, 403, 500, a bug), and a watch that the
+  server closes after less than a second without a single event (client-go's
+  ``VeryShortWatchError``): back off, then list again.
 
 Transform: a ``transform`` given to the reflector is applied to every object the moment it
 is decoded - each LIST item (the reader decodes items one by one for it), each initial event
@@ -41,9 +48,20 @@ never all alive at once. It is applied exactly once per object received; an obje
 on is logged and dropped, like an event the store refuses (in a LIST, the whole list fails
 and is retried). After it, string values are interned
 (``ReflectorOptions.intern_strings``, on by default), so equal values share memory across
-the cache. The cyclic GC is paused from the start of a LIST (or streaming list) until
-the store has been replaced, then settled in one pass (:mod:`kcontrol._gc`): collecting in
-the middle only walks fresh objects that hold no cycles, again and again.
+the cache.
+
+The cyclic GC is paused (:class:`kcontrol._gc.GcPause`) while a list is decoded and stored,
+never while the reflector waits for the server: from the first item of a LIST page that
+decodes until the store has been replaced (given back before each further page is
+requested), and from the first initial event of a streaming list until its store update,
+lapsing whenever the stream delivers nothing for :data:`GC_PAUSE_LEASE` seconds. The sync
+is then settled in one pass (:mod:`kcontrol._gc`, which also caps every pause at
+``MAX_PAUSE`` seconds): collecting in the middle only walks fresh objects that hold no
+cycles, again and again. Only the first sync may settle with ``gc.freeze()``.
+
+The watch phase - from the store update of a list (or streaming list) to the end of the
+watching that follows - is exposed as :attr:`Reflector.watching_since`; informers run
+their handlers' resyncs only in it, as client-go runs its resync timer only while watching.
 
 Backoff is :class:`~kcontrol.informers.ExponentialBackoff` with client-go's reflector
 settings: 0.8 s doubling to a 30 s base, +[0, 100 %) jitter, reset after 2 min without a
@@ -69,12 +87,13 @@ from typing import Any, Protocol
 
 import structlog
 
-from kcontrol._gc import gc_paused
+from kcontrol._gc import GcPause
 from kcontrol.client import Object, Reader, Resource, WatchEvent
 from kcontrol.clock import Clock, RealClock
 from kcontrol.errors import (
     ApiConnectionError,
     ApiError,
+    InternalError,
     TooManyRequests,
     api_error_from_status,
     is_resource_expired,
@@ -92,6 +111,10 @@ DEFAULT_PAGE_SIZE = 500
 INITIAL_EVENTS_END_ANNOTATION = "k8s.io/initial-events-end"
 SHORT_WATCH = 1.0
 """A watch closed by the server sooner than this (seconds) with no events is a failure."""
+GC_PAUSE_LEASE = 1.0
+"""A streaming list's GC pause lapses after this many seconds without an initial event."""
+INTERNAL_ERROR_QUIET_RESET = 60.0
+"""Seconds without an internal error after which the internal-error retry window restarts."""
 _EVENT_TYPES = frozenset({"ADDED", "MODIFIED", "DELETED", "BOOKMARK"})
 MAX_RETRY_AFTER = 120.0
 """Longest ``Retry-After`` (seconds) honoured; protects against a bogus proxy header."""
@@ -140,6 +163,10 @@ class ReflectorOptions:
     """First wait after a failure (seconds); doubles with each failure in a row."""
     backoff_cap: float = 30.0
     """Longest wait between retries before jitter (seconds); ``Retry-After`` may exceed it."""
+    max_internal_error_retry_duration: float = 0.0
+    """How long (seconds from the first of a series) internal errors in an open watch's
+    stream are answered by re-watching at once rather than by a relist after a backoff;
+    client-go's ``MaxInternalErrorRetryDuration``. 0: never (client-go's default)."""
     intern_strings: bool = True
     """Intern the string values of every object received, after the transform
     (:func:`~kcontrol.informers.intern_strings`): in ``bench/informer.py`` 4 KB (30 %) less
@@ -156,10 +183,42 @@ class _Stream:
     initial_events: bool
     """True while this stream is delivering a streaming list's initial state."""
     events: int = 0
+    opened: bool = False
+    """The server accepted the request (errors after this came in the stream)."""
 
 
 class _InitialEventsIncompleteError(Exception):
     """A streaming list ended before its initial-events-end bookmark."""
+
+
+class _VeryShortWatchError(Exception):
+    """The server closed a watch within a second without sending a single event."""
+
+
+class _InternalErrorRetry:
+    """client-go's ``RetryWithDeadline`` for internal errors: retry while they come within
+    ``max_duration`` of the first of a series; a series ends after a quiet minute."""
+
+    def __init__(self, clock: Clock, max_duration: float) -> None:
+        self._clock = clock
+        self._max_duration = max_duration
+        self._first: float | None = None
+        self._last: float | None = None
+
+    def should_retry(self, error: Exception) -> bool:
+        if not isinstance(error, InternalError):
+            return False
+        now = self._clock.now()
+        if self._last is None or now - self._last >= INTERNAL_ERROR_QUIET_RESET:
+            self._first = now
+        self._last = now
+        if self._max_duration <= 0:
+            return False
+        assert self._first is not None
+        if now - self._first <= self._max_duration:
+            return True
+        self._first = self._last = None
+        return False
 
 
 class Reflector:
@@ -207,11 +266,28 @@ class Reflector:
         # True once a list at "0" came back paged: the server does not serve this resource
         # from its watch cache, so later pinned lists are paged too.
         self._paginated_result = False
+        # True once a list or streaming list has been stored (only the first may freeze).
+        self._synced_once = False
+        # Invariant: _watching_since is not None exactly while _watching is set, i.e. from
+        # the store update of a list to the end of the watching that follows it.
+        self._watching_since: float | None = None
+        self._watching = asyncio.Event()
 
     @property
     def last_sync_resource_version(self) -> str:
         """The resourceVersion of the newest list, event or bookmark applied to the store."""
         return self._last_sync_rv
+
+    @property
+    def watching_since(self) -> float | None:
+        """When (clock time) the current watch phase began: the store was filled by a list
+        or streaming list and the reflector went on watching. None while it lists, backs
+        off before listing, or has not synced yet."""
+        return self._watching_since
+
+    async def wait_until_watching(self) -> None:
+        """Return once :attr:`watching_since` is set (at once if it is)."""
+        await self._watching.wait()
 
     async def run(self) -> None:
         """List and watch until cancelled. Never returns otherwise, never raises otherwise."""
@@ -231,11 +307,19 @@ class Reflector:
 
     async def _list_and_watch(self) -> None:
         """One cycle: get the full state, then watch until a relist is needed."""
-        if self._options.use_watch_list:
-            await self._watch_loop(_Stream(initial_events=True))
-        else:
-            await self._list()
-            await self._watch_loop(_Stream(initial_events=False))
+        try:
+            if self._options.use_watch_list:
+                await self._watch_loop(_Stream(initial_events=True))
+            else:
+                await self._list()
+                await self._watch_loop(_Stream(initial_events=False))
+        finally:
+            self._watching_since = None
+            self._watching.clear()
+
+    def _start_watching(self) -> None:
+        self._watching_since = self._clock.now()
+        self._watching.set()
 
     def _relist_resource_version(self) -> str:
         if self._rv_unavailable:
@@ -243,25 +327,30 @@ class Reflector:
         return self._last_sync_rv or "0"
 
     async def _list(self) -> None:
-        with gc_paused(settle=True):
-            await self._list_gc_paused()
+        """List into the store; the watch phase begins when it returns."""
+        with GcPause(clock=self._clock) as pause:
+            await self._list_into_store(pause)
+        self._start_watching()
 
-    async def _list_gc_paused(self) -> None:
+    async def _list_into_store(self, pause: GcPause) -> None:
         resource_version = self._relist_resource_version()
         try:
-            items, list_rv, paginated = await self._list_pages(resource_version)
+            items, list_rv, paginated = await self._list_pages(resource_version, pause)
         except Exception as err:
             if not is_resource_expired(err):
                 raise
             self._log.info("list at resourceVersion refused, relisting", rv=resource_version)
             self._rv_unavailable = True
             resource_version = self._relist_resource_version()
-            items, list_rv, paginated = await self._list_pages(resource_version)
+            items, list_rv, paginated = await self._list_pages(resource_version, pause)
         if resource_version == "0" and paginated:
             self._paginated_result = True
         self._rv_unavailable = False
         # Items arrive with kind/apiVersion filled in: the Reader contract for a transform.
+        pause.hold(lease=False)  # storing is CPU work too
         await self._store.replace(items, list_rv)
+        pause.finish(freeze=not self._synced_once)
+        self._synced_once = True
         self._last_sync_rv = list_rv
         self._log.debug("list synced", items=len(items), rv=list_rv)
 
@@ -273,13 +362,36 @@ class Reflector:
             return DEFAULT_PAGE_SIZE
         return None
 
-    async def _list_pages(self, resource_version: str) -> tuple[list[Object], str, bool]:
-        """All pages of one LIST: ``(items, resourceVersion, was_paged)``."""
+    def _decode_hook(self, pause: GcPause) -> TransformFunc:
+        """The per-item hook of a LIST: pauses the GC as decoding starts, then transforms."""
+        hold, transform = pause.hold, self._transform
+        if transform is None:
+
+            def hold_gc(obj: Object) -> Object:
+                hold()
+                return obj
+
+            return hold_gc
+
+        def hold_gc_and_transform(obj: Object) -> Object:
+            hold()
+            return transform(obj)
+
+        return hold_gc_and_transform
+
+    async def _list_pages(
+        self, resource_version: str, pause: GcPause
+    ) -> tuple[list[Object], str, bool]:
+        """All pages of one LIST: ``(items, resourceVersion, was_paged)``. ``pause`` is held
+        while pages decode and given back before each request; held at the end if the last
+        page held any item."""
         limit = self._page_limit(resource_version)
+        hook = self._decode_hook(pause)
         items: list[Object] = []
         continue_token: str | None = None
         paginated = False
         while True:
+            pause.release()  # waiting for the server is not decoding
             try:
                 page = await self._reader.list(
                     self._resource,
@@ -289,7 +401,7 @@ class Reflector:
                     resource_version=None if continue_token else resource_version,
                     limit=limit,
                     continue_=continue_token,
-                    transform=self._transform,
+                    transform=hook,
                 )
             except Exception as err:
                 if not (continue_token and is_resource_expired(err)):
@@ -297,13 +409,14 @@ class Reflector:
                 # The continue token outlived etcd's compaction window: redo the whole list
                 # in one request at the version we asked for.
                 self._log.info("list continuation expired, listing in one piece")
+                pause.release()
                 page = await self._reader.list(
                     self._resource,
                     namespace=self._namespace,
                     label_selector=self._label_selector,
                     field_selector=self._field_selector,
                     resource_version=resource_version,
-                    transform=self._transform,
+                    transform=hook,
                 )
                 metadata = page.get("metadata") or {}
                 return page.get("items") or [], metadata.get("resourceVersion", ""), paginated
@@ -317,8 +430,11 @@ class Reflector:
     # -- watch -------------------------------------------------------------------------------
 
     async def _watch_loop(self, stream: _Stream) -> None:
-        """Watch, re-watching as needed. Returns when a relist is needed; raises on errors
-        that need one after a backoff."""
+        """Watch, re-watching as needed. Returns when a relist is needed, or raises the error
+        that makes one needed; either way :meth:`run` backs off before listing again."""
+        internal_errors = _InternalErrorRetry(
+            self._clock, self._options.max_internal_error_retry_duration
+        )
         while True:
             start = self._clock.now()
             try:
@@ -341,12 +457,18 @@ class Reflector:
                     # OSError: a connection failure the client did not translate.
                     self._report(err, "watch failed, backing off")
                     await self._back_off(err)
+                elif stream.opened and internal_errors.should_retry(err):
+                    self._report(err, "internal error in the watch, re-watching")
                 else:
                     raise
             else:
                 if stream.events == 0 and self._clock.now() - start < SHORT_WATCH:
-                    self._log.warning("very short watch: closed within a second, no events")
-                    await self._back_off(None)
+                    error = _VeryShortWatchError(
+                        "very short watch: closed within a second without any event"
+                    )
+                    self._log.warning("very short watch, relisting", error=str(error))
+                    self._notify_error(error)
+                    return
             stream = _Stream(initial_events=False)
 
     async def _watch(self, stream: _Stream) -> None:
@@ -369,11 +491,12 @@ class Reflector:
             allow_watch_bookmarks=True,
             **extra,
         )
-        # A streaming list keeps the GC paused until its initial state is in the store.
-        with contextlib.ExitStack() as gc_scope:
-            if stream.initial_events:
-                gc_scope.enter_context(gc_paused(settle=True))
-            await self._stream_events(stream, watchdog, request, gc_scope)
+        if stream.initial_events:
+            # Paused while the initial events arrive, given back when they stall.
+            with GcPause(lease=GC_PAUSE_LEASE, clock=self._clock) as pause:
+                await self._stream_events(stream, watchdog, request, pause)
+        else:
+            await self._stream_events(stream, watchdog, request, None)
         if stream.initial_events:
             raise _InitialEventsIncompleteError(
                 "the stream ended before the initial-events-end bookmark"
@@ -384,11 +507,13 @@ class Reflector:
         stream: _Stream,
         watchdog: InactivityTimeout,
         request: contextlib.AbstractAsyncContextManager[AsyncIterator[WatchEvent]],
-        gc_scope: contextlib.ExitStack,
+        pause: GcPause | None,
     ) -> None:
+        """Apply one stream's events; ``pause`` is the GC pause of a streaming list."""
         initial: dict[str, Object] = {}
         # The watchdog also covers opening the request: a half-open connection can hang there.
         async with watchdog, request as events:
+            stream.opened = True
             async for event in events:
                 watchdog.kick()
                 stream.events += 1
@@ -396,11 +521,12 @@ class Reflector:
                     status = event[1]
                     raise api_error_from_status(int(status.get("code") or 500), status)
                 if stream.initial_events:
+                    if pause is not None:
+                        pause.hold()
                     if self._collect_initial_event(event, initial):
-                        await self._finish_initial_events(initial, event)
+                        await self._finish_initial_events(initial, event, pause)
                         stream.initial_events = False
                         initial = {}
-                        gc_scope.close()  # the GC pause ends with the initial state
                         watchdog.kick()
                 else:
                     self._apply(event)
@@ -458,13 +584,19 @@ class Reflector:
         return False
 
     async def _finish_initial_events(
-        self, initial: dict[str, Object], bookmark: WatchEvent
+        self, initial: dict[str, Object], bookmark: WatchEvent, pause: GcPause | None
     ) -> None:
         resource_version = (bookmark.object.get("metadata") or {}).get("resourceVersion", "")
         items = list(initial.values())
         self._rv_unavailable = False
+        if pause is not None:
+            pause.hold(lease=False)  # storing is CPU work too
         await self._store.replace(items, resource_version)
+        if pause is not None:
+            pause.finish(freeze=not self._synced_once)
+        self._synced_once = True
         self._last_sync_rv = resource_version
+        self._start_watching()
         self._log.debug("streaming list synced", items=len(items), rv=resource_version)
 
     # -- failures ----------------------------------------------------------------------------

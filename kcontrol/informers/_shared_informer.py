@@ -25,7 +25,9 @@ Guarantees (those of client-go's ``SharedInformer``):
 
 Run it with ``await informer.run()`` inside a task group; it blocks until cancelled and owns
 its reflector, resync timer and handler tasks. ``has_synced()`` turns True once the first
-full list is in the cache.
+full list is in the cache. Resyncs run only while the reflector watches, as client-go's
+resync timer does: never before the first list is in, never during a relist, and not
+sooner than a handler's period after the list that began the current watch.
 """
 
 from __future__ import annotations
@@ -227,19 +229,26 @@ class SharedIndexInformer:
                 for listener in self._processor.listeners():
                     task_group.create_task(listener.run(), name=self._task_name("handler"))
                 task_group.create_task(self._reflector.run(), name=self._task_name("reflector"))
-                task_group.create_task(self._resync_loop(), name=self._task_name("resync"))
+                task_group.create_task(
+                    self._resync_loop(self._reflector), name=self._task_name("resync")
+                )
         finally:
             self._stopped = True
             self._task_group = None
             self._processor.stop()
             self._sync_changed.set()
 
-    async def _resync_loop(self) -> None:
-        """Sleep until the earliest handler resync is due, then resync the handlers due."""
+    async def _resync_loop(self, reflector: Reflector) -> None:
+        """Sleep until the earliest handler resync is due, then resync the handlers due;
+        only while the reflector watches."""
         wakeup = self._resync_wakeup
         while True:
             wakeup.clear()
-            due = self._processor.next_resync_at()
+            watching_since = reflector.watching_since
+            if watching_since is None:
+                await reflector.wait_until_watching()
+                continue
+            due = self._processor.next_resync_at(watching_since)
             now = self._clock.now()
             if due is None or now < due:
                 timer = None if due is None else self._clock.call_at(due, wakeup.set)
@@ -249,7 +258,7 @@ class SharedIndexInformer:
                     if timer is not None:
                         timer.cancel()
                 continue
-            if self._processor.start_resync(now):
+            if self._processor.start_resync(now, watching_since):
                 try:
                     await self._deltas.resync()
                 finally:

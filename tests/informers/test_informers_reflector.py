@@ -11,8 +11,10 @@ import asyncio
 import gc
 import itertools
 import random
+from collections.abc import Iterator
 from typing import Any
 
+import pytest
 from informers_fakes import (
     FakeWatch,
     FixedBackoff,
@@ -38,7 +40,12 @@ from kcontrol.errors import (
     ServerTimeout,
     TooManyRequests,
 )
-from kcontrol.informers import ExponentialBackoff, Reflector, ReflectorOptions
+from kcontrol.informers import (
+    ExponentialBackoff,
+    Reflector,
+    ReflectorOptions,
+    set_gc_freeze_after_sync,
+)
 
 
 def make(
@@ -359,20 +366,27 @@ async def test_connection_errors_back_off_and_rewatch_from_last_rv() -> None:
     assert len(reader.list_calls) == 1
 
 
-async def test_short_watch_without_events_counts_as_failure() -> None:
+async def test_very_short_watch_relists_after_backoff() -> None:
+    """client-go: a watch closed within a second without a single event is a
+    ``VeryShortWatchError``; ``watch()`` returns, ListAndWatch ends, and the next cycle
+    lists again after the backoff."""
     clock = FakeClock()
     reader = ScriptedReader(
-        [page([], 10)], [FakeWatch(close=True), (after := FakeWatch())], clock=clock
+        [page([pod("a", 5)], 10), page([pod("a", 5), pod("b", 12)], 12)],
+        [FakeWatch(close=True), (after := FakeWatch())],
+        clock=clock,
     )
-    reflector, _ = make(reader, clock, backoff=(backoff := FixedBackoff(1.0)))
+    reflector, store = make(reader, clock, backoff=(backoff := FixedBackoff(1.0)))
     async with running(reflector.run()):
         await until(lambda: backoff.calls == 1)
         await settle()
-        assert len(reader.watch_calls) == 1, "no hot loop of instantly closed watches"
+        assert len(reader.list_calls) == 1, "no hot loop: the backoff comes first"
+        assert len(reader.watch_calls) == 1
         await advance(clock, 1.0)
         await until(lambda: after.opened)
-    assert reader.watch_rvs == ["10", "10"]
-    assert len(reader.list_calls) == 1
+    assert reader.list_rvs == ["0", "10"], "relisted from the last synced version"
+    assert reader.watch_rvs == ["10", "12"]
+    assert [op[0] for op in store.ops] == ["replace", "replace"]
 
 
 async def test_inactivity_watchdog_restarts_a_silent_watch() -> None:
@@ -424,6 +438,9 @@ class _HangOnEnter:
 
 
 async def test_other_watch_errors_relist_after_backoff() -> None:
+    """Internal errors included: client-go retries them only within
+    ``MaxInternalErrorRetryDuration``, which is 0 unless set (only the apiserver's own watch
+    cache sets it); so by default a 500 in the stream means a relist after the backoff."""
     clock = FakeClock()
     errors: list[Exception] = []
     failing = FakeWatch([("ADDED", pod("a", 11))])
@@ -438,6 +455,65 @@ async def test_other_watch_errors_relist_after_backoff() -> None:
         await until(lambda: len(store.replaces) == 2)
     assert reader.list_rvs == ["0", "11"]
     assert [type(e) for e in errors] == [InternalError]
+
+
+def internal_error_event() -> tuple[str, Object]:
+    status = {"kind": "Status", "code": 500, "reason": "InternalError", "message": "no leader"}
+    return ("ERROR", status)
+
+
+async def test_internal_errors_in_the_stream_rewatch_within_the_retry_window() -> None:
+    """``max_internal_error_retry_duration`` (client-go's MaxInternalErrorRetryDuration):
+    an in-stream internal error re-watches at once from the last version, without relisting
+    or backing off, while the errors come within that window of the first one; past it, the
+    reflector relists after the backoff, as it does by default."""
+    clock = FakeClock()
+    errors: list[Exception] = []
+    reader = ScriptedReader([page([], 10), page([pod("a", 11)], 12)], clock=clock)
+    reflector, store = make(
+        reader,
+        clock,
+        backoff=(backoff := FixedBackoff(1.0)),
+        errors=errors,
+        max_internal_error_retry_duration=30.0,
+    )
+    async with running(reflector.run()):
+        await until(lambda: len(reader.opened) == 1)
+        reader.opened[0].send("ADDED", pod("a", 11))
+        reader.opened[0].send(*internal_error_event())
+        await until(lambda: len(reader.opened) == 2)
+        assert reader.watch_rvs == ["10", "11"], "re-watched from the last version"
+        assert (backoff.calls, len(reader.list_calls)) == (0, 1), "no backoff, no relist"
+
+        await advance(clock, 20.0)
+        reader.opened[1].send(*internal_error_event())  # 20 s after the first: retried
+        await until(lambda: len(reader.opened) == 3)
+        assert (backoff.calls, len(reader.list_calls)) == (0, 1)
+
+        await advance(clock, 15.0)
+        reader.opened[2].send(*internal_error_event())  # 35 s after the first: relist
+        await until(lambda: reader.opened[2].exited)
+        await settle()
+        assert (backoff.calls, len(reader.list_calls)) == (1, 1), "backoff before the relist"
+        await advance(clock, 1.0)
+        await until(lambda: len(store.replaces) == 2)
+    assert reader.list_rvs == ["0", "11"]
+    assert reader.watch_rvs == ["10", "11", "11", "12"]
+    assert [type(e) for e in errors] == [InternalError] * 3
+
+
+async def test_internal_error_retry_window_restarts_after_a_quiet_minute() -> None:
+    clock = FakeClock()
+    reader = ScriptedReader([page([], 10)], clock=clock)
+    reflector, _ = make(reader, clock, max_internal_error_retry_duration=5.0)
+    async with running(reflector.run()):
+        await until(lambda: len(reader.opened) == 1)
+        reader.opened[0].send(*internal_error_event())
+        await until(lambda: len(reader.opened) == 2)
+        await advance(clock, 61.0)  # a minute without internal errors: a new window
+        reader.opened[1].send(*internal_error_event())
+        await until(lambda: len(reader.opened) == 3)
+    assert len(reader.list_calls) == 1
 
 
 async def test_unexpected_exceptions_never_kill_the_loop() -> None:
@@ -599,7 +675,6 @@ async def test_transform_applies_once_to_list_items_and_watch_events() -> None:
     reflector = Reflector(reader, PODS, store, clock=clock, transform=transform, options=options)
     async with running(reflector.run()):
         await until(lambda: reflector.last_sync_resource_version == "12")
-    assert reader.list_calls[0]["transform"] is transform, "list items transformed on decode"
     assert transform.calls == ["5", "6", "11", "12"]
     assert transformed_counts(store) == {"a": 1, "b": 1, "c": 1}
     assert store.gc_enabled_in_replace == [False], "the GC is paused from LIST to replace"
@@ -714,3 +789,160 @@ async def test_backoff_settings_come_from_the_options() -> None:
         await advance(clock, 0.16)  # initial 0.1 s plus at most 100 % jitter
         await until(lambda: reflector.last_sync_resource_version == "10")
     assert len(reader.list_calls) == 2
+
+
+class HangingListReader(ScriptedReader):
+    """Every LIST hangs until ``answer`` is set (a server that never sends the body)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.answer = asyncio.Event()
+
+    async def list(self, resource: Any, **params: Any) -> Object:
+        self.list_calls.append(params)
+        await self.answer.wait()
+        self.list_calls.pop()
+        return await super().list(resource, **params)
+
+
+async def test_a_hanging_list_leaves_the_gc_enabled() -> None:
+    clock = FakeClock()
+    reader = HangingListReader([page([pod("a", 5)], 10)], clock=clock)
+    store = GcWatchingStore()
+    reflector = Reflector(reader, PODS, store, clock=clock)
+    async with running(reflector.run()):
+        await until(lambda: len(reader.list_calls) == 1)
+        await settle()
+        assert gc.isenabled(), "nothing is being decoded while the LIST waits for the server"
+        reader.answer.set()
+        await until(lambda: reflector.last_sync_resource_version == "10")
+    assert store.gc_enabled_in_replace == [False], "paused from decoding to the store update"
+    assert gc.isenabled()
+
+
+async def test_a_paged_list_gives_the_gc_back_while_waiting_for_each_page() -> None:
+    clock = FakeClock()
+    gc_enabled_at_request: list[bool] = []
+    gc_enabled_in_transform: list[bool] = []
+    pages = [page(pods(2), 10, "c1"), page(pods(2, 2), 10, "c2"), page(pods(2, 4), 10)]
+
+    def answer(params: dict[str, Any]) -> Object:
+        gc_enabled_at_request.append(gc.isenabled())
+        return pages.pop(0)
+
+    def transform(obj: Object) -> Object:
+        gc_enabled_in_transform.append(gc.isenabled())
+        return obj
+
+    reader = ScriptedReader(clock=clock, list_func=answer)
+    store = GcWatchingStore()
+    reflector = Reflector(reader, PODS, store, clock=clock, transform=transform)
+    async with running(reflector.run()):
+        await until(lambda: reflector.last_sync_resource_version == "10")
+    assert gc_enabled_at_request == [True, True, True]
+    assert gc_enabled_in_transform == [False] * 6, "paused while items are decoded"
+    assert store.gc_enabled_in_replace == [False]
+    assert gc.isenabled()
+
+
+async def test_a_stalled_streaming_list_gives_the_gc_back() -> None:
+    """A streaming list keeps the GC off while its initial events arrive, not while the
+    stream waits: after a second without an event the pause lapses until the next one."""
+    clock = FakeClock()
+    stream = FakeWatch([("ADDED", pod("a", 5))])
+    reader = ScriptedReader(watches=[stream], clock=clock)
+    store = GcWatchingStore()
+    options = ReflectorOptions(use_watch_list=True)
+    reflector = Reflector(reader, PODS, store, clock=clock, options=options)
+    async with running(reflector.run()):
+        await until(lambda: stream.opened)
+        await settle()
+        assert not gc.isenabled(), "paused while the initial events arrive"
+        await advance(clock, 1.0)
+        assert gc.isenabled(), "the stream stalled: the pause lapsed"
+        stream.send("ADDED", pod("b", 6))
+        await settle()
+        assert not gc.isenabled(), "data again: paused again"
+        stream.send("BOOKMARK", bookmark(15, initial_events_end=True))
+        await until(lambda: reflector.last_sync_resource_version == "15")
+        assert gc.isenabled()
+    assert store.gc_enabled_in_replace == [False]
+    assert sorted(store.store.list_keys()) == ["default/a", "default/b"]
+
+
+async def test_overlapping_streaming_lists_cannot_keep_the_gc_off_past_the_limit() -> None:
+    """Two informers' streaming lists overlap: the first streams from 0 to 8 s, the second
+    from 6 to 14 s. Neither holds the pause 10 s, together they would keep the GC off for
+    14; the process-wide limit turns it back on at 10 s, for as long as the overlap lasts."""
+    clock = FakeClock()
+    first, second = FakeWatch(), FakeWatch()
+    readers = [ScriptedReader(watches=[w], clock=clock) for w in (first, second)]
+    options = ReflectorOptions(use_watch_list=True)
+    reflectors = [
+        Reflector(reader, PODS, RecordingStore(), clock=clock, options=options)
+        for reader in readers
+    ]
+    enabled: dict[float, bool] = {}
+    async with running(reflectors[0].run()), running(reflectors[1].run()):
+        await until(lambda: first.opened and second.opened)
+        for tick in range(29):  # every half second from 0 to 14 s
+            now = tick / 2
+            if now < 8:
+                first.send("ADDED", pod(f"a{tick}", tick + 1))
+            elif now == 8:
+                first.send("BOOKMARK", bookmark(100, initial_events_end=True))
+            if 6 <= now < 14:
+                second.send("ADDED", pod(f"b{tick}", tick + 1))
+            elif now == 14:
+                second.send("BOOKMARK", bookmark(100, initial_events_end=True))
+            await settle()
+            enabled[now] = gc.isenabled()
+            await advance(clock, 0.5)
+        await until(lambda: all(r.last_sync_resource_version == "100" for r in reflectors))
+    assert not any(enabled[t / 2] for t in range(20)), "paused from 0 to 9.5 s"
+    assert all(enabled[t / 2] for t in range(21, 29)), "on again from 10 s, overlap or not"
+    assert gc.isenabled()
+
+
+@pytest.fixture
+def gc_passes(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
+    """Records the settling passes instead of running them; freeze mode on."""
+    passes: list[str] = []
+
+    def collect(*_: object) -> int:
+        passes.append("collect")
+        return 0
+
+    monkeypatch.setattr(gc, "freeze", lambda: passes.append("freeze"))
+    monkeypatch.setattr(gc, "collect", collect)
+    monkeypatch.setattr(gc, "get_count", lambda: (SETTLE_OBJECTS, 0, 0))
+    previous = set_gc_freeze_after_sync(True)
+    try:
+        yield passes
+    finally:
+        set_gc_freeze_after_sync(previous)
+
+
+SETTLE_OBJECTS = 1_000_000  # as if each sync had created this many new objects
+
+
+async def test_only_the_first_sync_may_freeze_the_gc(gc_passes: list[str]) -> None:
+    """With set_gc_freeze_after_sync(True) the first sync is settled with gc.freeze();
+    relists settle with a collection instead, so they never pin the cyclic garbage that
+    happens to be alive."""
+    clock = FakeClock()
+    expiring = FakeWatch()
+    reader = ScriptedReader(
+        [page(pods(3), 10), page(pods(3), 20)], [expiring, FakeWatch()], clock=clock
+    )
+    reflector, store = make(reader, clock)
+    async with running(reflector.run()):
+        await until(lambda: len(store.replaces) == 1)
+        await settle()
+        assert gc_passes == ["freeze"]
+        expiring.fail(Gone("too old"))
+        await until(lambda: expiring.exited)
+        await advance(clock, 1.0)
+        await until(lambda: len(store.replaces) == 2)
+        await settle()
+    assert gc_passes == ["freeze", "collect"]

@@ -23,6 +23,7 @@ from kcontrol.clock import FakeClock
 from kcontrol.errors import Gone, InternalError
 from kcontrol.informers import (
     DeletedFinalStateUnknown,
+    ReflectorOptions,
     ResourceEventHandlerFuncs,
     SharedIndexInformer,
     wait_for_cache_sync,
@@ -98,6 +99,9 @@ async def test_a_late_handler_first_gets_the_cache_replayed() -> None:
 
 
 async def test_relist_sends_tombstones_for_vanished_objects_and_skips_unchanged() -> None:
+    """Tombstones first, then the listed objects: client-go's RealFIFO.Replace (the only FIFO
+    since InOrderInformers went GA in 1.36) and processReplacedAllInfo order them so. The
+    legacy DeltaFIFO queued the listed objects first."""
     clock = FakeClock()
     expiring = FakeWatch()
     reader = ScriptedReader(
@@ -395,3 +399,144 @@ async def test_a_large_relist_yields_to_the_event_loop() -> None:
             await until(informer.has_synced)
     assert any(0 < size < 2000 for size in seen_sizes), "other tasks ran mid-replace"
     assert all(size % 500 == 0 for size in seen_sizes), "each object applied atomically"
+
+
+async def test_a_watch_update_with_an_unchanged_resource_version_is_a_resync() -> None:
+    """As client-go's sharedIndexInformer.OnUpdate: any update whose resourceVersion equals
+    the cached one - from a watch as well as from a relist - is a sync and reaches only the
+    handlers whose resync is under way."""
+    clock = FakeClock()
+    watch = FakeWatch()
+    reader = ScriptedReader([page([pod("a", 5)], 10)], [watch], clock=clock)
+    informer = informer_for(reader, clock)
+    handler = RecordingHandler()
+    informer.add_event_handler(handler)
+    async with running(informer.run()):
+        await until(lambda: len(handler.events) == 1)
+        watch.send("MODIFIED", pod("a", 5))
+        watch.send("MODIFIED", pod("a", 11))
+        await until(lambda: len(handler.events) == 2)
+        await settle()
+    assert handler.events[1:] == [("update", "default/a", "5", "11")]
+
+
+async def test_resync_timer_starts_when_the_first_list_is_in() -> None:
+    """client-go runs the resync timer only while watching: it starts after each list.
+    A LIST that is late (here it fails once and the reflector backs off 12 s) does not
+    let a resync fire before the cache is filled, nor right after it."""
+    clock = FakeClock()
+    reader = ScriptedReader([InternalError("down"), page([pod("a"), pod("b")], 10)], clock=clock)
+    backoff_12s = ReflectorOptions(backoff_initial=12.0, backoff_cap=12.0)
+    informer = informer_for(reader, clock, reflector_options=backoff_12s)
+    handler = RecordingHandler()
+    informer.add_event_handler(handler, resync_period=10.0)
+    async with running(informer.run()):
+        await until(lambda: len(reader.list_calls) == 1)
+        await advance(clock, 10.0)  # a resync period has passed, but nothing is listed yet
+        await advance(clock, 2.0)
+        await until(lambda: len(handler.events) == 2)
+        synced_at = clock.now()
+        await advance(clock, 9.9)
+        assert handler.events == INITIAL, "no resync within a period of the list"
+        await advance(clock, 0.1)
+        await until(lambda: len(handler.events) == 4)
+    assert clock.now() - synced_at == pytest.approx(10.0)
+    assert sorted(handler.events[2:]) == [
+        ("update", "default/a", "1", "1"),
+        ("update", "default/b", "1", "1"),
+    ]
+
+
+async def test_no_resync_while_relisting() -> None:
+    clock = FakeClock()
+    expiring = FakeWatch()
+    reader = GatedListReader(
+        [page([pod("a"), pod("b")], 10), page([pod("a"), pod("b", 20)], 21)],
+        [expiring, FakeWatch()],
+        clock=clock,
+    )
+    informer = informer_for(reader, clock)
+    handler = RecordingHandler()
+    informer.add_event_handler(handler, resync_period=10.0)
+    async with running(informer.run()):
+        await until(lambda: len(handler.events) == 2)
+        await advance(clock, 5.0)
+        reader.gate.clear()  # the relist's LIST will hang until the test lets it through
+        expiring.fail(Gone("too old"))
+        await until(lambda: expiring.exited)
+        await advance(clock, 2.0)  # past the backoff: the LIST is sent and hangs
+        await until(lambda: len(reader.list_calls) == 2)
+        await advance(clock, 5.0)  # a resync would be due now (t = 12 s)
+        assert handler.events == INITIAL, "no resync while the reflector lists"
+        reader.gate.set()
+        await until(lambda: len(handler.events) == 3)
+        relisted_at = clock.now()
+        assert handler.events[2] == ("update", "default/b", "1", "20")
+        await advance(clock, 9.9)
+        assert len(handler.events) == 3, "the resync period restarts with the new watch"
+        await advance(clock, 0.1)
+        await until(lambda: len(handler.events) == 5)
+    assert clock.now() - relisted_at == pytest.approx(10.0)
+
+
+async def test_an_async_handler_raising_cancelled_error_keeps_getting_notifications() -> None:
+    """A handler's own CancelledError (it awaited something that was cancelled) is a
+    handler failure like any other: logged, and the next notification is delivered."""
+    clock = FakeClock()
+    watch = FakeWatch()
+    reader = ScriptedReader([page([pod("a"), pod("b")], 10)], [watch], clock=clock)
+    informer = informer_for(reader, clock)
+    seen: list[str] = []
+
+    async def on_add(obj: Object) -> None:
+        seen.append(obj["metadata"]["name"])
+        if obj["metadata"]["name"] == "a":
+            future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+            future.cancel()
+            await future  # raises CancelledError inside the handler
+
+    registration = informer.add_event_handler(ResourceEventHandlerFuncs(add_func=on_add))
+    async with running(informer.run()) as task:
+        await until(lambda: len(seen) == 2)
+        await until(registration.has_synced)
+        watch.send("ADDED", pod("c", 11))
+        await until(lambda: len(seen) == 3)
+        assert not task.done()
+    assert seen == ["a", "b", "c"]
+
+
+async def test_cancelling_the_informer_still_stops_a_handler_mid_call() -> None:
+    clock = FakeClock()
+    reader = ScriptedReader([page([pod("a")], 10)], clock=clock)
+    informer = informer_for(reader, clock)
+    entered = asyncio.Event()
+    finished: list[str] = []
+
+    async def on_add(obj: Object) -> None:
+        entered.set()
+        try:
+            await asyncio.Event().wait()
+        finally:
+            finished.append("cancelled")
+
+    informer.add_event_handler(ResourceEventHandlerFuncs(add_func=on_add))
+    async with running(informer.run()) as task:
+        await entered.wait()
+    assert task.cancelled()
+    assert finished == ["cancelled"]
+
+
+class GatedListReader(ScriptedReader):
+    """A ScriptedReader whose LISTs wait while ``gate`` is clear."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.gate = asyncio.Event()
+        self.gate.set()
+
+    async def list(self, resource: Any, **params: Any) -> Object:
+        if not self.gate.is_set():
+            self.list_calls.append(params)
+            await self.gate.wait()
+            self.list_calls.pop()
+        return await super().list(resource, **params)

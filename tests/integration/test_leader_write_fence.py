@@ -292,7 +292,7 @@ async def test_a_deposed_leader_writes_nothing_after_the_standby_acquired(
             await asyncio.wait({old_leader}, timeout=WITHIN)
             assert old_leader.done(), "the deposed leader did not stop"
             assert isinstance(old_leader.exception(), LeadershipLost)
-            await eventually(lambda: _true(acquired_rv), "the standby acquired the lease")
+            await eventually(lambda: _true(bool(acquired_rv)), "the standby acquired the lease")
 
             # The old leader has exited (its session is closed). A marker written now is
             # ordered after anything it sent: once the watch shows it, nothing is missing.
