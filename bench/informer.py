@@ -170,13 +170,8 @@ def _transform(name: str) -> Any:
 def _quiet_logs() -> None:
     import logging
 
-    import structlog
-
+    # kcontrol logs through stdlib logging only (kcontrol.logging): this is all it takes.
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
-    structlog.configure(
-        wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING),
-        logger_factory=structlog.PrintLoggerFactory(sys.stderr),
-    )
 
 
 class _Counter:

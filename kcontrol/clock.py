@@ -14,19 +14,27 @@ Contract of a clock:
   cancellable like :func:`asyncio.sleep`.
 - ``wall()`` is the wall-clock time (UTC), for values written to the API (timestamps in Events
   and Leases); never use it to measure durations.
+
+Timeouts are scopes on a clock: :func:`timeout` and :func:`timeout_at` are
+:func:`asyncio.timeout` and :func:`asyncio.timeout_at` measured on a :class:`Clock`, so a test
+moves a fake clock past a deadline instead of waiting for it. They serve the controller
+runner's sync timeout, the leader elector's renew deadline and the reflector's watch
+inactivity timeout (a deadline pushed back on every event).
 """
 
 from __future__ import annotations
 
 import asyncio
+import enum
 import heapq
 import itertools
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
+from types import TracebackType
 from typing import Protocol
 
-__all__ = ["Clock", "FakeClock", "RealClock", "TimerHandle"]
+__all__ = ["Clock", "FakeClock", "RealClock", "Timeout", "TimerHandle", "timeout", "timeout_at"]
 
 
 class TimerHandle(Protocol):
@@ -141,3 +149,135 @@ class FakeClock:
         """The earliest pending deadline, or ``None``."""
         live = [when for when, _, t in self._timers if not t.cancelled]
         return min(live) if live else None
+
+
+class _State(enum.Enum):
+    CREATED = "created"
+    ENTERED = "active"
+    EXPIRING = "expiring"
+    EXPIRED = "expired"
+    EXITED = "finished"
+
+
+class Timeout:
+    """:class:`asyncio.Timeout` with its deadline on a :class:`Clock`; made by :func:`timeout`
+    and :func:`timeout_at`.
+
+    Contract, as asyncio's: at the deadline the task that entered the scope is cancelled, and
+    on the way out the scope turns that cancellation into :class:`TimeoutError` - unless
+    somebody else asked to cancel the task meanwhile, then ``CancelledError`` propagates. The
+    cancel request is withdrawn either way, even if the body swallowed it. A deadline that has
+    already passed when the scope is entered (or rescheduled) fires at the next loop
+    iteration. Enter a scope once; use it inside a task.
+
+    :meth:`reschedule` moves the deadline (``None``: no deadline). Moving it later is one
+    float store - the timer notices when it fires and re-arms - so an inactivity timeout can
+    be pushed back on every event it sees. :meth:`expired` tells this scope's timeout from
+    any other :class:`TimeoutError` raised in the body.
+    """
+
+    __slots__ = ("_armed", "_cancelling", "_clock", "_handle", "_state", "_task", "_when")
+
+    def __init__(self, clock: Clock, when: float | None) -> None:
+        self._clock = clock
+        self._when = when
+        self._state = _State.CREATED
+        # Invariant: _handle is not None exactly while a timer is pending; it fires at
+        # _armed, which is never later than _when.
+        self._handle: TimerHandle | None = None
+        self._armed = 0.0
+        self._task: asyncio.Task[object] | None = None
+        self._cancelling = 0
+
+    def when(self) -> float | None:
+        """The deadline (clock time), or ``None``."""
+        return self._when
+
+    def expired(self) -> bool:
+        """True once the deadline has cancelled the task."""
+        return self._state in (_State.EXPIRING, _State.EXPIRED)
+
+    def reschedule(self, when: float | None) -> None:
+        """Move the deadline to ``when`` (clock time); ``None`` removes it.
+
+        Only while the scope is active (entered, not yet expired or left).
+        """
+        if self._state is not _State.ENTERED:
+            raise RuntimeError(f"cannot reschedule a timeout that is {self._state.value}")
+        self._when = when
+        if when is None:
+            self._disarm()
+        elif self._handle is None or when < self._armed:
+            self._arm(when)
+        # else: later than the pending timer, which re-arms when it fires.
+
+    async def __aenter__(self) -> Timeout:
+        if self._state is not _State.CREATED:
+            raise RuntimeError("a timeout scope can be entered only once")
+        task = asyncio.current_task()
+        if task is None:
+            raise RuntimeError("a timeout scope must be used inside a task")
+        self._task = task
+        self._cancelling = task.cancelling()
+        self._state = _State.ENTERED
+        self.reschedule(self._when)
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self._disarm()
+        if self._state is _State.EXPIRING:
+            self._state = _State.EXPIRED
+            assert self._task is not None
+            others_cancelling = self._task.uncancel() > self._cancelling
+            if (
+                not others_cancelling
+                and exc_type is not None
+                and issubclass(exc_type, asyncio.CancelledError)
+            ):
+                raise TimeoutError from exc
+        elif self._state is _State.ENTERED:
+            self._state = _State.EXITED
+
+    def __repr__(self) -> str:
+        return f"<Timeout [{self._state.value}] when={self._when}>"
+
+    def _arm(self, when: float) -> None:
+        self._disarm()
+        self._armed = when
+        if when <= self._clock.now():
+            self._handle = asyncio.get_running_loop().call_soon(self._on_timer)
+        else:
+            self._handle = self._clock.call_at(when, self._on_timer)
+
+    def _disarm(self) -> None:
+        if self._handle is not None:
+            self._handle.cancel()
+            self._handle = None
+
+    def _on_timer(self) -> None:
+        self._handle = None
+        if self._state is not _State.ENTERED or self._when is None:
+            return
+        if self._when > self._armed:  # pushed back since the timer was set
+            self._arm(self._when)
+            return
+        assert self._task is not None
+        self._state = _State.EXPIRING
+        self._task.cancel()
+
+
+def timeout(clock: Clock, delay: float | None) -> Timeout:
+    """A scope that times out ``delay`` seconds from now on ``clock`` (``None``: never);
+    :func:`asyncio.timeout` on an injectable clock. See :class:`Timeout`."""
+    return Timeout(clock, None if delay is None else clock.now() + delay)
+
+
+def timeout_at(clock: Clock, when: float | None) -> Timeout:
+    """A scope that times out when ``clock`` reaches ``when`` (``None``: never);
+    :func:`asyncio.timeout_at` on an injectable clock. See :class:`Timeout`."""
+    return Timeout(clock, when)

@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
 __all__ = [
+    "NAMESPACE_TERMINATING_CAUSE",
     "AlreadyExists",
     "ApiConnectionError",
     "ApiError",
@@ -23,6 +24,7 @@ __all__ = [
     "Conflict",
     "Forbidden",
     "Gone",
+    "InactivityTimeoutError",
     "InternalError",
     "Invalid",
     "InvalidLeaderElectionConfig",
@@ -40,6 +42,7 @@ __all__ = [
     "Unauthorized",
     "WriteRefused",
     "api_error_from_status",
+    "has_status_cause",
     "is_resource_expired",
 ]
 
@@ -129,6 +132,14 @@ class ClaimError(KcontrolError):
 
 class OptionsError(KcontrolError, ValueError):
     """A command-line flag value is invalid; the message names the flag."""
+
+
+class InactivityTimeoutError(KcontrolError, TimeoutError):
+    """A watch delivered nothing, not even a bookmark, for the reflector's inactivity timeout.
+
+    The connection is presumed half-open; the reflector abandons the watch and opens a new
+    one from the last resourceVersion. Its watch error handler receives this error.
+    """
 
 
 # -- API errors ---------------------------------------------------------------------------------
@@ -294,6 +305,24 @@ def api_error_from_status(
     )
 
 
+NAMESPACE_TERMINATING_CAUSE = "NamespaceTerminating"
+"""The cause the apiserver gives for a write refused because the namespace is being deleted
+(``v1.NamespaceTerminatingCause``): controllers drop the key instead of retrying."""
+
+
+def has_status_cause(error: BaseException, cause_type: str) -> bool:
+    """Whether ``error`` is an :class:`ApiError` whose ``details.causes`` include one of type
+    ``cause_type`` (client-go's ``errors.HasStatusCause``).
+
+    On the wire a cause's type is the field ``reason`` (Go's ``StatusCause.Type`` is tagged
+    ``json:"reason"``), not ``type``.
+    """
+    if not isinstance(error, ApiError):
+        return False
+    causes = error.details.get("causes") or ()
+    return any(isinstance(c, Mapping) and c.get("reason") == cause_type for c in causes)
+
+
 def is_resource_expired(error: BaseException) -> bool:
     """True for 410 Gone / Expired, and for the 'too large resource version' timeout.
 
@@ -301,9 +330,4 @@ def is_resource_expired(error: BaseException) -> bool:
     """
     if isinstance(error, Gone):
         return True
-    if isinstance(error, ApiError):
-        causes = error.details.get("causes") or []
-        return any(
-            isinstance(c, Mapping) and c.get("reason") == "ResourceVersionTooLarge" for c in causes
-        )
-    return False
+    return has_status_cause(error, "ResourceVersionTooLarge")

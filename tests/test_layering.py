@@ -18,6 +18,8 @@ ROOT = Path(__file__).resolve().parent.parent
 LAYERS: dict[str, int] = {
     "kcontrol.clock": 0,
     "kcontrol.errors": 0,
+    "kcontrol.flowcontrol": 0,
+    "kcontrol.logging": 0,
     "kcontrol._registry": 0,
     "kcontrol._gc": 0,
     "kcontrol.labels": 1,
@@ -27,7 +29,6 @@ LAYERS: dict[str, int] = {
     "kcontrol.controller": 3,
     "kcontrol.events": 3,
     "kcontrol.leaderelection": 3,
-    "kcontrol.logging": 3,
     "kcontrol.manager": 4,
     "kcontrol.testing": 5,
     "controllers": 6,

@@ -18,7 +18,6 @@ What queues a ReplicaSet ``namespace/name``:
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Mapping
 from typing import Any
 
@@ -58,11 +57,12 @@ from kcontrol.informers import (
     SharedIndexInformer,
     SharedInformerFactory,
 )
+from kcontrol.logging import get_logger
 from kcontrol.manager import ControllerContext, ControllerSpec
 
 __all__ = ["NAME", "QUEUE_NAME", "SPEC", "ReplicaSetController", "new_controller"]
 
-_log = logging.getLogger(__name__)
+_log = get_logger(__name__)
 
 NAME = "replicaset-controller"
 """The controller's name for ``--controllers``, and the source of its events."""
@@ -87,7 +87,9 @@ def _unwrap(obj: Any, kind: str) -> Mapping[str, Any] | None:
     if isinstance(obj, DeletedFinalStateUnknown):
         obj = obj.obj
     if not isinstance(obj, Mapping) or obj.get("kind", kind) != kind:
-        _log.error("couldn't get a %s from %r", kind, obj)
+        _log.error(
+            "couldn't get the object from a deleted-object tombstone", kind=kind, obj=repr(obj)
+        )
         return None
     return obj
 
@@ -213,7 +215,7 @@ class ReplicaSetController:
     # -- ReplicaSet events -------------------------------------------------------------------
 
     def add_replica_set(self, rs: Object) -> None:
-        _log.debug("adding ReplicaSet %s", key_func(rs))
+        _log.debug("adding ReplicaSet", key=key_func(rs))
         self._enqueue(rs)
 
     def update_replica_set(self, old: Object, cur: Object) -> None:
@@ -224,10 +226,10 @@ class ReplicaSetController:
         cur_replicas = (cur.get("spec") or {}).get("replicas")
         if old_replicas != cur_replicas:
             _log.debug(
-                "ReplicaSet %s desired pod count changed: %s -> %s",
-                key_func(cur),
-                old_replicas,
-                cur_replicas,
+                "ReplicaSet desired pod count changed",
+                key=key_func(cur),
+                old=old_replicas,
+                new=cur_replicas,
             )
         self._enqueue(cur)
 
@@ -237,7 +239,7 @@ class ReplicaSetController:
         if rs is None:
             return
         key = key_func(rs)
-        _log.debug("deleting ReplicaSet %s", key)
+        _log.debug("deleting ReplicaSet", key=key)
         self.consistency.clear(key, _meta(rs).get("uid"))
         self.expectations.delete_expectations(key)
         self.controller.enqueue(key)
@@ -259,7 +261,7 @@ class ReplicaSetController:
             if rs is None:
                 return
             key = key_func(rs)
-            _log.debug("pod %s created", pod_key(pod))
+            _log.debug("pod created", key=key, pod=pod_key(pod))
             self.expectations.creation_observed(key)
             self.controller.enqueue(key)
             return
@@ -297,7 +299,7 @@ class ReplicaSetController:
             min_ready_seconds = int((rs.get("spec") or {}).get("minReadySeconds") or 0)
             if not is_pod_ready(old) and is_pod_ready(cur) and min_ready_seconds > 0:
                 # No event will say when the pod becomes available: look again by then.
-                _log.debug("pod %s will be checked for availability later", pod_key(cur))
+                _log.debug("pod will be checked for availability later", pod=pod_key(cur))
                 self._enqueue_after(rs, float(min_ready_seconds))
             return
 
@@ -317,7 +319,7 @@ class ReplicaSetController:
         if rs is None:
             return
         key = key_func(rs)
-        _log.debug("pod %s deleted", pod_key(pod))
+        _log.debug("pod deleted", key=key, pod=pod_key(pod))
         self.expectations.deletion_observed(key, pod_key(pod))
         self.controller.enqueue(key)
 

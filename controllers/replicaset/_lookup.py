@@ -4,7 +4,6 @@ objects: read-only)."""
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Mapping
 from typing import Any
 
@@ -13,10 +12,11 @@ from kcontrol.controller import get_controller_of, key_func
 from kcontrol.errors import NotFound, SelectorError
 from kcontrol.informers import Indexer, Lister
 from kcontrol.labels import selector_from_label_selector
+from kcontrol.logging import get_logger
 
 __all__ = ["CONTROLLER_UID_INDEX", "ReplicaSetLookup", "controller_uid_index_func"]
 
-_log = logging.getLogger(__name__)
+_log = get_logger(__name__)
 
 CONTROLLER_UID_INDEX = "controllerUID"
 """Name of the ReplicaSet informer index by the UID of the ReplicaSet's own controller."""
@@ -81,10 +81,7 @@ class ReplicaSetLookup:
                 continue
             matches.append(rs)
         if len(matches) > 1:
-            _log.error(
-                "user error! more than one ReplicaSet is selecting pods with labels: %s",
-                pod_labels,
-            )
+            _log.error("user error! more than one ReplicaSet is selecting pods", labels=pod_labels)
         return matches
 
     def replica_sets_with_same_controller(self, rs: Mapping[str, Any]) -> list[Object]:
@@ -92,7 +89,7 @@ class ReplicaSetLookup:
         with an error logged, when ``rs`` has no controller."""
         ref = get_controller_of(rs)
         if ref is None:
-            _log.error("ReplicaSet has no controller: %s", key_func(rs))
+            _log.error("ReplicaSet has no controller", key=key_func(rs))
             return []
         return self._rs_indexer.by_index(CONTROLLER_UID_INDEX, str(ref.get("uid")))
 

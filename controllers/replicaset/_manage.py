@@ -8,7 +8,6 @@ sending anything, so the next sync waits until the informer has seen the results
 from __future__ import annotations
 
 import asyncio
-import logging
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -24,6 +23,7 @@ from controllers.replicaset._ranking import pods_to_delete
 from kcontrol.client import Object
 from kcontrol.controller import UIDTrackingControllerExpectations, key_func
 from kcontrol.errors import NotFound
+from kcontrol.logging import get_logger
 
 __all__ = [
     "BURST_REPLICAS",
@@ -35,7 +35,7 @@ __all__ = [
     "slow_start_batch",
 ]
 
-_log = logging.getLogger(__name__)
+_log = get_logger(__name__)
 
 BURST_REPLICAS = 500
 """The most pods one sync creates or deletes (upstream ``BurstReplicas``)."""
@@ -145,7 +145,7 @@ class ReplicaManager:
         controller_ref = new_controller_ref(rs, REPLICA_SET_API_VERSION, REPLICA_SET_KIND)
         # Raised before any request: the informer may see a pod before create() returns.
         self._expectations.expect_creations(key, count)
-        _log.info("too few replicas for ReplicaSet %s: creating %d", key, count)
+        _log.info("too few replicas, creating pods", key=key, count=count)
 
         async def create() -> None:
             try:
@@ -160,9 +160,9 @@ class ReplicaManager:
         if skipped > 0:
             # Neither the failed nor the never-attempted pods will be observed.
             _log.info(
-                "slow-start failure for ReplicaSet %s: skipping %d pods, lowering expectations",
-                key,
-                skipped,
+                "slow-start failure: skipping pods, lowering expectations",
+                key=key,
+                skipped=skipped,
             )
             self._expectations.lower_expectations(key, skipped, 0)
         if error is None:
@@ -174,7 +174,7 @@ class ReplicaManager:
     ) -> ManageFailure | None:
         key = key_func(rs)
         namespace = rs["metadata"]["namespace"]
-        _log.info("too many replicas for ReplicaSet %s: deleting %d", key, count)
+        _log.info("too many replicas, deleting pods", key=key, count=count)
         victims = pods_to_delete(
             active_pods, self._related_pods(rs), count, now, self._observe_age_ratio
         )
@@ -190,7 +190,7 @@ class ReplicaManager:
                 # The informer will not see this deletion.
                 self._expectations.deletion_observed(key, pod_key(pod))
                 if not isinstance(error, NotFound):
-                    _log.info("failed to delete pod %s of ReplicaSet %s", pod_key(pod), key)
+                    _log.info("failed to delete pod", key=key, pod=pod_key(pod))
                     errors.append(error)
 
         async with asyncio.TaskGroup() as deletions:

@@ -3,14 +3,14 @@ records on the controller object."""
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable, Mapping
 from typing import Any
 
 from controllers.podutil import pod_from_template
 from kcontrol.client import PODS, Object, Writer
-from kcontrol.errors import ApiError, NotFound
+from kcontrol.errors import NAMESPACE_TERMINATING_CAUSE, ApiError, NotFound, has_status_cause
 from kcontrol.events import EVENT_TYPE_NORMAL, EVENT_TYPE_WARNING, EventRecorder
+from kcontrol.logging import get_logger
 
 __all__ = [
     "FAILED_CREATE_POD_REASON",
@@ -24,14 +24,13 @@ __all__ = [
     "is_namespace_terminating",
 ]
 
-_log = logging.getLogger(__name__)
+_log = get_logger(__name__)
 
 FAILED_CREATE_POD_REASON = "FailedCreate"
 SUCCESSFUL_CREATE_POD_REASON = "SuccessfulCreate"
 FAILED_DELETE_POD_REASON = "FailedDelete"
 SUCCESSFUL_DELETE_POD_REASON = "SuccessfulDelete"
 
-NAMESPACE_TERMINATING_CAUSE = "NamespaceTerminating"
 """The ``details.causes[].type`` of the API server's refusal to create in a namespace that is
 being deleted."""
 
@@ -49,13 +48,7 @@ def error_message(error: BaseException) -> str:
 
 def is_namespace_terminating(error: BaseException) -> bool:
     """True for an API error whose causes include :data:`NAMESPACE_TERMINATING_CAUSE`."""
-    if not isinstance(error, ApiError):
-        return False
-    causes = error.details.get("causes") or ()
-    return any(
-        isinstance(cause, Mapping) and cause.get("type") == NAMESPACE_TERMINATING_CAUSE
-        for cause in causes
-    )
+    return has_status_cause(error, NAMESPACE_TERMINATING_CAUSE)
 
 
 class PodControl:
@@ -110,7 +103,7 @@ class PodControl:
         if self._on_write is not None:
             self._on_write(created, controller_ref)
         name = (created.get("metadata") or {}).get("name")
-        _log.debug("controller %s created pod %s/%s", _name(controller), namespace, name)
+        _log.debug("created pod", controller=_name(controller), pod=f"{namespace}/{name}")
         self._recorder.eventf(
             controller, EVENT_TYPE_NORMAL, SUCCESSFUL_CREATE_POD_REASON, "Created pod: %s", name
         )
@@ -122,11 +115,11 @@ class PodControl:
         Raises :class:`~kcontrol.errors.NotFound` (no event) when it is already gone, and any
         other failure after recording it.
         """
-        _log.debug("controller %s deleting pod %s/%s", _name(controller), namespace, name)
+        _log.debug("deleting pod", controller=_name(controller), pod=f"{namespace}/{name}")
         try:
             await self._client.delete(PODS, name, namespace=namespace)
         except NotFound:
-            _log.debug("pod %s/%s has already been deleted", namespace, name)
+            _log.debug("pod has already been deleted", pod=f"{namespace}/{name}")
             raise
         except Exception as error:
             self._recorder.eventf(

@@ -9,7 +9,6 @@ fails.
 from __future__ import annotations
 
 import copy
-import logging
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
@@ -17,6 +16,7 @@ from typing import Any
 from controllers.podutil import is_pod_available, is_pod_ready
 from kcontrol.client import REPLICASETS, Client, Object
 from kcontrol.labels import selector_from_set
+from kcontrol.logging import get_logger
 
 __all__ = [
     "FAILED_CREATE",
@@ -32,7 +32,7 @@ __all__ = [
     "update_replicaset_status",
 ]
 
-_log = logging.getLogger(__name__)
+_log = get_logger(__name__)
 
 REPLICA_FAILURE = "ReplicaFailure"
 """The condition set while creating or deleting pods fails."""
@@ -194,10 +194,9 @@ async def update_replicaset_status(
     attempt = 0
     while True:
         _log.debug(
-            "updating status of ReplicaSet %s/%s: %s",
-            meta.get("namespace"),
-            meta.get("name"),
-            _describe_change(current.get("status") or {}, status),
+            "updating status of ReplicaSet",
+            key=f"{meta.get('namespace')}/{meta.get('name')}",
+            change=_describe_change(current.get("status") or {}, status),
         )
         try:
             return await client.update_status(REPLICASETS, {**current, "status": status})

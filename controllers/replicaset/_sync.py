@@ -16,7 +16,6 @@ the caches and the expectations, and reads as a sequence of steps::
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
@@ -48,10 +47,11 @@ from kcontrol.controller import (
 from kcontrol.errors import NotFound, SelectorError
 from kcontrol.informers import Indexer, Lister, split_meta_namespace_key
 from kcontrol.labels import Selector, selector_from_label_selector
+from kcontrol.logging import get_logger
 
 __all__ = ["ReplicaSetSyncer"]
 
-_log = logging.getLogger(__name__)
+_log = get_logger(__name__)
 
 
 def _meta(obj: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -108,12 +108,12 @@ class ReplicaSetSyncer:
             self._consistency.ensure_ready(key)
         except StaleCache as stale:
             self._metrics.stale_sync_skipped(stale.resource.group, stale.resource.plural)
-            _log.debug("skipping sync of ReplicaSet %s: %s", key, stale)
+            _log.debug("skipping sync of ReplicaSet: stale cache", key=key, reason=str(stale))
             return Result(requeue=True)
         try:
             rs = self._rs_lister.get(namespace, name)
         except NotFound:
-            _log.debug("ReplicaSet %s has been deleted", key)
+            _log.debug("ReplicaSet has been deleted", key=key)
             self._consistency.clear(key)
             self._expectations.delete_expectations(key)
             return None
@@ -123,7 +123,7 @@ class ReplicaSetSyncer:
         try:
             selector = selector_from_label_selector((rs.get("spec") or {}).get("selector"))
         except SelectorError as error:
-            _log.error("error converting pod selector to selector for rs %s: %s", key, error)
+            _log.error("error converting pod selector to selector", key=key, error=str(error))
             return None  # retrying will not fix the spec; an update will enqueue it again
 
         owned_and_orphans = filter_pods_by_owner(

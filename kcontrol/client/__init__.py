@@ -29,7 +29,6 @@ from kcontrol.client._interface import (
     WatchEvent,
     Writer,
 )
-from kcontrol.client._ratelimit import TokenBucketRateLimiter
 from kcontrol.client._rest import ApiClient
 from kcontrol.errors import WriteRefused
 
@@ -54,7 +53,6 @@ __all__ = [
     "Reader",
     "Resource",
     "StaticTokenAuth",
-    "TokenBucketRateLimiter",
     "TokenFileAuth",
     "WatchEvent",
     "WriteGate",

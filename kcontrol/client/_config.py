@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import logging
 import os
 import ssl
 from collections.abc import Mapping
@@ -36,6 +35,7 @@ from kubernetes_asyncio.config.kube_config import (
 
 from kcontrol.clock import Clock, RealClock
 from kcontrol.errors import ConfigError
+from kcontrol.logging import get_logger
 
 __all__ = [
     "AuthProvider",
@@ -47,7 +47,7 @@ __all__ = [
     "load_config",
 ]
 
-logger = logging.getLogger(__name__)
+_log = get_logger(__name__)
 
 TOKEN_REFRESH_INTERVAL = 60.0
 """Seconds after which a token file is read again (client-go re-reads projected tokens too)."""
@@ -126,8 +126,10 @@ class TokenFileAuth:
         except (OSError, ConfigError) as e:
             if self._header is None:
                 raise ConfigError(f"cannot read token file {self._path}: {e}") from e
-            logger.warning(
-                "re-reading token file %s failed, using the cached token: %s", self._path, e
+            _log.warning(
+                "re-reading the token file failed, using the cached token",
+                path=self._path,
+                error=str(e),
             )
             return
         self._header = f"Bearer {token}"
@@ -441,7 +443,7 @@ class _ExecTokenRefresher:
             return
         async with self._lock:
             if self._expired():
-                logger.debug("exec credential plugin token expired; running the plugin")
+                _log.debug("exec credential plugin token expired; running the plugin")
                 await self._loader.load_from_exec_plugin()
             configuration.api_key["BearerToken"] = self._loader.token
 

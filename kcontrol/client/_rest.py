@@ -10,7 +10,6 @@ from __future__ import annotations
 import builtins
 import copy
 import functools
-import logging
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from types import TracebackType
@@ -22,15 +21,16 @@ from kcontrol.client._config import ClientConfig
 from kcontrol.client._decode import ItemHook, decode_list, encode_json
 from kcontrol.client._gate import WriteGate, check_write
 from kcontrol.client._interface import Object, PatchType, Resource, WatchEvent
-from kcontrol.client._ratelimit import TokenBucketRateLimiter
 from kcontrol.client._transport import DEFAULT_MAX_RETRIES, BeforeSend, Params, Transport
 from kcontrol.client._watch import WatchStream
 from kcontrol.clock import Clock, RealClock
 from kcontrol.errors import Gone
+from kcontrol.flowcontrol import TokenBucketRateLimiter
+from kcontrol.logging import get_logger
 
 __all__ = ["DEFAULT_PAGE_SIZE", "ApiClient"]
 
-logger = logging.getLogger(__name__)
+_log = get_logger(__name__)
 
 DEFAULT_PAGE_SIZE = 500
 """Items per LIST page in :meth:`ApiClient.list_all` (client-go's pager default)."""
@@ -223,7 +223,9 @@ class ApiClient:
             except Gone:
                 if first:
                     raise
-                logger.info("LIST %s: continue token expired, listing without paging", resource)
+                _log.info(
+                    "LIST continue token expired, listing without paging", resource=resource.plural
+                )
                 page = await self.list(
                     resource,
                     namespace=namespace,

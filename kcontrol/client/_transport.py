@@ -22,7 +22,6 @@ sent, after the rate limiter's wait, and whatever it raises stops the request un
 from __future__ import annotations
 
 import asyncio
-import logging
 from collections.abc import Awaitable, Callable
 from typing import Any, NamedTuple, TypeVar
 from urllib.parse import urlsplit
@@ -35,13 +34,14 @@ from kcontrol.client._config import ClientConfig
 from kcontrol.client._decode import decode_json
 from kcontrol.client._interface import Object
 from kcontrol.client._metrics import RequestMetrics
-from kcontrol.client._ratelimit import TokenBucketRateLimiter
 from kcontrol.clock import Clock
 from kcontrol.errors import ApiConnectionError, ApiError, api_error_from_status
+from kcontrol.flowcontrol import TokenBucketRateLimiter
+from kcontrol.logging import get_logger
 
 __all__ = ["BeforeSend", "Params", "Transport"]
 
-logger = logging.getLogger(__name__)
+_log = get_logger(__name__)
 
 _LONG_THROTTLE = 0.05  # client-go logs waits longer than this (longThrottleLatency)
 DEFAULT_MAX_RETRIES = 10
@@ -125,7 +125,7 @@ class Transport:
             waited = await self._limiter.wait()
             self._metrics.observe_rate_limiter(method, self._host, waited)
             if waited > _LONG_THROTTLE:
-                logger.debug("waited %.3fs due to client-side throttling", waited)
+                _log.debug("waited due to client-side throttling", seconds=round(waited, 3))
         headers = {"User-Agent": self._user_agent, "Accept": "application/json"}
         if self._config.disable_compression:
             headers["Accept-Encoding"] = "identity"  # replaces aiohttp's "gzip, deflate"
@@ -206,14 +206,14 @@ class Transport:
             if seconds is None or retries >= self._max_retries:
                 raise _api_error(outcome.status, outcome.data, outcome.retry_after)
             retries += 1
-            logger.info(
-                "%s %s: %d with Retry-After %ds (retry %d of %d)",
-                method,
-                path,
-                outcome.status,
-                seconds,
-                retries,
-                self._max_retries,
+            _log.info(
+                "retrying after the server's Retry-After",
+                method=method,
+                path=path,
+                code=outcome.status,
+                retry_after=seconds,
+                retry=retries,
+                max_retries=self._max_retries,
             )
             await self._clock.sleep(seconds)
 

@@ -21,11 +21,11 @@ runs the informers and workers (event handlers and syncs), never from other thre
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Iterable
 from dataclasses import dataclass
 
 from kcontrol.clock import Clock, RealClock
+from kcontrol.logging import get_logger
 
 __all__ = [
     "EXPECTATIONS_TIMEOUT",
@@ -34,7 +34,7 @@ __all__ = [
     "UIDTrackingControllerExpectations",
 ]
 
-_log = logging.getLogger(__name__)
+_log = get_logger(__name__)
 
 EXPECTATIONS_TIMEOUT = 5 * 60.0
 """Seconds after which an unfulfilled expectation no longer blocks a sync."""
@@ -101,10 +101,7 @@ class ControllerExpectations:
         if record.add <= 0 and record.delete <= 0:
             return True
         if self._clock.now() - record.timestamp > self._timeout:
-            _log.debug(
-                "expectations expired",
-                extra={"controller": key, "add": record.add, "delete": record.delete},
-            )
+            _log.debug("expectations expired", controller=key, add=record.add, delete=record.delete)
             return True
         return False
 
@@ -191,10 +188,7 @@ class UIDTrackingControllerExpectations:
         expected = set(deleted_keys)
         existing = self._uids.get(key)
         if existing:
-            _log.warning(
-                "clobbering existing delete keys",
-                extra={"controller": key, "keys": sorted(existing)},
-            )
+            _log.warning("clobbering existing delete keys", controller=key, keys=sorted(existing))
         self._uids[key] = expected
         self._expectations.expect_deletions(key, len(expected))
 

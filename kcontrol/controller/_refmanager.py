@@ -23,13 +23,13 @@ for one orphan end with exactly one owner; the loser sees an error and retries o
 from __future__ import annotations
 
 import contextlib
-import logging
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
 from kcontrol.client import Object, PatchType, Reader, Resource, Writer
 from kcontrol.errors import CannotAdopt, ClaimError, Invalid, NotFound
 from kcontrol.labels import Selector
+from kcontrol.logging import get_logger
 
 __all__ = [
     "CanAdopt",
@@ -41,7 +41,7 @@ __all__ = [
     "recheck_owner",
 ]
 
-_log = logging.getLogger(__name__)
+_log = get_logger(__name__)
 
 CanAdopt = Callable[[], Awaitable[None]]
 """The pre-adoption check: returns when adoption may go ahead, raises to refuse it."""
@@ -271,11 +271,11 @@ class ControllerRefManager:
         precondition failed because the object was replaced) mean there is nothing to release.
         """
         _log.info(
-            "releasing %s %s from %s %s",
-            self._resource.kind,
-            _describe(obj),
-            self._kind[1],
-            _meta(self._controller).get("name"),
+            "releasing an object from its controller",
+            kind=self._resource.kind,
+            object=_describe(obj),
+            controller_kind=self._kind[1],
+            controller=_meta(self._controller).get("name"),
         )
         patch = {
             "metadata": {

@@ -11,16 +11,16 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import structlog
 from prometheus_client import CollectorRegistry
 
-from kcontrol.clock import Clock, RealClock
+from kcontrol.clock import Clock, RealClock, timeout
 from kcontrol.controller._metrics import ControllerMetrics, SyncOutcome
 from kcontrol.informers._keys import meta_namespace_key_func
+from kcontrol.logging import get_logger
 from kcontrol.workqueue import RateLimitingQueue, ShutDown
 
 __all__ = [
@@ -32,7 +32,7 @@ __all__ = [
     "key_func",
 ]
 
-_log = structlog.get_logger("kcontrol.controller")
+_log = get_logger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
@@ -302,7 +302,7 @@ class Controller:
         outcome = SyncOutcome.ERROR
         try:
             try:
-                async with _deadline(clock, self._options.sync_timeout):
+                async with timeout(clock, self._options.sync_timeout):
                     result = await self._options.sync(key)
             except Exception as error:  # one key's failure never stops the worker
                 self._handle_error(key, error)
@@ -346,18 +346,3 @@ class Controller:
             exc_info=error,
         )
         queue.forget(key)
-
-
-@contextlib.asynccontextmanager
-async def _deadline(clock: Clock, seconds: float | None) -> AsyncIterator[None]:
-    """``asyncio.timeout(seconds)`` measured on ``clock`` (so tests can use a fake one)."""
-    async with asyncio.timeout(None) as scope:
-        if seconds is None:
-            yield
-            return
-        loop = asyncio.get_running_loop()
-        timer = clock.call_at(clock.now() + seconds, lambda: scope.reschedule(loop.time()))
-        try:
-            yield
-        finally:
-            timer.cancel()

@@ -11,13 +11,13 @@
 
 Recording never blocks or raises; the broadcaster writes core/v1 Events that ``kubectl
 describe`` shows, counting repeats into one Event (``x3``), aggregating floods of similar
-events and rate-limiting each object's events. Tests use :class:`FakeRecorder`.
+events and rate-limiting each object's events. Tests use :class:`kcontrol.testing.FakeRecorder`.
 """
 
 from kcontrol.events._broadcaster import EventBroadcaster
 from kcontrol.events._correlator import CorrelatorOptions, EventCorrelation, EventCorrelator
 from kcontrol.events._event import EVENT_TYPE_NORMAL, EVENT_TYPE_WARNING, object_reference
-from kcontrol.events._recorder import EventRecorder, FakeRecorder
+from kcontrol.events._recorder import EventRecorder
 
 __all__ = [
     "EVENT_TYPE_NORMAL",
@@ -27,6 +27,5 @@ __all__ = [
     "EventCorrelation",
     "EventCorrelator",
     "EventRecorder",
-    "FakeRecorder",
     "object_reference",
 ]

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import asyncio
 import copy
-import logging
 import random
 
 from prometheus_client import CollectorRegistry
@@ -30,10 +29,11 @@ from kcontrol.events._correlator import CorrelatorOptions, EventCorrelation, Eve
 from kcontrol.events._event import EventNamer
 from kcontrol.events._metrics import EventMetrics
 from kcontrol.events._recorder import BroadcastRecorder, EventRecorder
+from kcontrol.logging import get_logger
 
 __all__ = ["EventBroadcaster"]
 
-_log = logging.getLogger(__name__)
+_log = get_logger(__name__)
 
 
 def _is_transient(error: BaseException) -> bool:
@@ -121,10 +121,10 @@ class EventBroadcaster:
         except asyncio.QueueFull:
             self._metrics.dropped("queue_full")
             _log.error(
-                "event queue full, dropping event %s %s for %s",
-                event.get("type"),
-                event.get("reason"),
-                event["involvedObject"].get("name"),
+                "event queue full, dropping event",
+                type=event.get("type"),
+                reason=event.get("reason"),
+                object=event["involvedObject"].get("name"),
             )
 
     async def run(self) -> None:
@@ -163,7 +163,7 @@ class EventBroadcaster:
             tries += 1
             if tries >= self._max_tries:
                 self._metrics.dropped("retries_exhausted")
-                _log.error("unable to write event %s (retry limit exceeded)", _name(correlation))
+                _log.error("unable to write event, retry limit exceeded", **_fields(correlation))
                 return
             await self._clock.sleep(self._retry_delay(tries))
 
@@ -181,14 +181,18 @@ class EventBroadcaster:
                 written, verb = await self._write(correlation)
         except AlreadyExists:
             # Written before by an attempt whose answer was lost; nothing is missing.
-            _log.debug("event %s already exists", _name(correlation))
+            _log.debug("event already exists", **_fields(correlation))
             return True
         except Exception as error:
             if _is_transient(error):
-                _log.warning("unable to write event %s (may retry): %s", _name(correlation), error)
+                _log.warning(
+                    "unable to write event, may retry", **_fields(correlation), error=str(error)
+                )
                 return False
             self._metrics.dropped("rejected")
-            _log.error("server rejected event %s (will not retry): %s", _name(correlation), error)
+            _log.error(
+                "server rejected event, will not retry", **_fields(correlation), error=str(error)
+            )
             return True
         self._metrics.written(verb)
         self._correlator.update_state(written)
@@ -237,7 +241,7 @@ class EventBroadcaster:
             self._queue.get_nowait()
         if left:
             self._metrics.dropped("shutdown", left)
-            _log.error("event broadcaster stopped with %d unwritten events", left)
+            _log.error("event broadcaster stopped with unwritten events", unwritten=left)
 
     async def _flush_one(self, correlation: EventCorrelation) -> None:
         self._inflight = correlation
@@ -246,7 +250,8 @@ class EventBroadcaster:
         self._inflight = None
 
 
-def _name(correlation: EventCorrelation) -> str:
+def _fields(correlation: EventCorrelation) -> dict[str, object]:
+    """What names an event in a log line."""
     event = correlation.event
     meta = event["metadata"]
-    return f"{meta.get('namespace')}/{meta.get('name')} ({event.get('reason')})"
+    return {"name": f"{meta.get('namespace')}/{meta.get('name')}", "reason": event.get("reason")}

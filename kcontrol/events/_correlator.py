@@ -12,7 +12,9 @@ Every event passes three stages before it is written:
    involved object, type, reason and message; or the same aggregate group) is not written again
    but becomes a patch of the existing Event that raises its ``count`` and ``lastTimestamp``.
 3. The **spam filter** is a token bucket per source and involved object (burst 25, one new
-   token every 5 minutes); an event finding the bucket empty is skipped.
+   token every 5 minutes; client-go's passive ``TokenBucketRateLimiter`` and ``TryAccept``,
+   here :meth:`kcontrol.flowcontrol.TokenBucketRateLimiter.try_accept`); an event finding
+   the bucket empty is skipped.
 
 All caches are LRUs of ``lru_size`` (4096) entries, so memory is bounded however many objects
 a controller reports on. Time is read from the injectable clock: intervals and token refills
@@ -30,6 +32,7 @@ from typing import Any, Generic, TypeVar
 from kcontrol.client import Object
 from kcontrol.clock import Clock
 from kcontrol.events._event import EventNamer, format_time
+from kcontrol.flowcontrol import TokenBucketRateLimiter
 
 __all__ = ["CorrelatorOptions", "EventCorrelation", "EventCorrelator"]
 
@@ -41,13 +44,23 @@ AGGREGATE_MESSAGE_PREFIX = "(combined from similar events): "
 
 @dataclass(frozen=True, slots=True)
 class CorrelatorOptions:
-    """Tunables of :class:`EventCorrelator`; the defaults are client-go's."""
+    """Tunables of :class:`EventCorrelator`; the defaults are client-go's.
+
+    ``spam_qps`` (> 0) and ``spam_burst`` (>= 1) shape each object's token bucket; invalid
+    values are refused here, so that recording never fails later.
+    """
 
     lru_size: int = 4096
     spam_burst: int = 25
     spam_qps: float = 1.0 / 300.0
     max_events: int = 10
     max_interval: float = 600.0
+
+    def __post_init__(self) -> None:
+        if not self.spam_qps > 0:
+            raise ValueError(f"spam_qps must be positive, got {self.spam_qps!r}")
+        if self.spam_burst < 1:
+            raise ValueError(f"spam_burst must be at least 1, got {self.spam_burst!r}")
 
 
 class _LRU(Generic[_K, _V]):
@@ -121,33 +134,11 @@ def aggregate_key(event: Mapping[str, Any]) -> tuple[str, ...]:
     )
 
 
-class _TokenBucket:
-    """Starts full with ``burst`` tokens and regains ``rate`` tokens per second."""
-
-    __slots__ = ("_burst", "_clock", "_last", "_rate", "_tokens")
-
-    def __init__(self, burst: int, rate: float, clock: Clock) -> None:
-        self._burst = float(burst)
-        self._rate = rate
-        self._clock = clock
-        self._tokens = float(burst)
-        self._last = clock.now()
-
-    def try_accept(self) -> bool:
-        now = self._clock.now()
-        self._tokens = min(self._burst, self._tokens + (now - self._last) * self._rate)
-        self._last = now
-        if self._tokens >= 1.0:
-            self._tokens -= 1.0
-            return True
-        return False
-
-
 class _SpamFilter:
     __slots__ = ("_buckets", "_burst", "_clock", "_qps")
 
     def __init__(self, options: CorrelatorOptions, clock: Clock) -> None:
-        self._buckets: _LRU[tuple[str, ...], _TokenBucket] = _LRU(options.lru_size)
+        self._buckets: _LRU[tuple[str, ...], TokenBucketRateLimiter] = _LRU(options.lru_size)
         self._burst = options.spam_burst
         self._qps = options.spam_qps
         self._clock = clock
@@ -156,7 +147,7 @@ class _SpamFilter:
         key = spam_key(event)
         bucket = self._buckets.get(key)
         if bucket is None:
-            bucket = _TokenBucket(self._burst, self._qps, self._clock)
+            bucket = TokenBucketRateLimiter(self._qps, self._burst, clock=self._clock)
         self._buckets.put(key, bucket)
         return not bucket.try_accept()
 

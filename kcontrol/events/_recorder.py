@@ -1,8 +1,10 @@
-"""Event recorders: what a controller calls to report what it did, and a fake for tests."""
+"""Event recorders: what a controller calls to report what it did.
+
+The fake for tests is :class:`kcontrol.testing.FakeRecorder`.
+"""
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
@@ -15,10 +17,11 @@ from kcontrol.events._event import (
     make_event,
     object_reference,
 )
+from kcontrol.logging import get_logger
 
-__all__ = ["EventRecorder", "FakeRecorder", "format_message"]
+__all__ = ["BroadcastRecorder", "EventRecorder", "format_message"]
 
-_log = logging.getLogger(__name__)
+_log = get_logger(__name__)
 
 
 class EventRecorder(Protocol):
@@ -98,34 +101,16 @@ class BroadcastRecorder:
                 host=self._host,
             )
         except Exception as error:
-            _log.error("not recording event %s %s %r: %s", event_type, reason, message, error)
+            _log.error(
+                "not recording event",
+                type=event_type,
+                reason=reason,
+                message=message,
+                error=str(error),
+            )
             self._drop("invalid")
             return
         self._submit(event)
-
-    def eventf(
-        self, obj: Mapping[str, Any], event_type: str, reason: str, fmt: str, *args: object
-    ) -> None:
-        self.event(obj, event_type, reason, format_message(fmt, args))
-
-
-class FakeRecorder:
-    """An :class:`EventRecorder` that keeps events in :attr:`events` instead of writing them.
-
-    Each event is stored as ``"<type> <reason> <message>"``, as client-go's
-    ``record.FakeRecorder`` formats them; with ``include_object`` the line ends with
-    `` involvedObject{kind=<kind>,apiVersion=<apiVersion>}``. Nothing is validated.
-    """
-
-    def __init__(self, *, include_object: bool = False) -> None:
-        self.include_object = include_object
-        self.events: list[str] = []
-
-    def event(self, obj: Mapping[str, Any], event_type: str, reason: str, message: str) -> None:
-        line = f"{event_type} {reason} {message}"
-        if self.include_object:
-            line += f" involvedObject{{kind={obj.get('kind')},apiVersion={obj.get('apiVersion')}}}"
-        self.events.append(line)
 
     def eventf(
         self, obj: Mapping[str, Any], event_type: str, reason: str, fmt: str, *args: object

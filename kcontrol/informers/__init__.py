@@ -17,6 +17,7 @@ Objects are plain dicts shared between the cache and every reader: never mutate 
 """
 
 from kcontrol._gc import set_gc_freeze_after_sync
+from kcontrol.errors import InactivityTimeoutError
 from kcontrol.informers._backoff import BackoffManager, ExponentialBackoff
 from kcontrol.informers._factory import SharedInformerFactory
 from kcontrol.informers._keys import (
@@ -63,6 +64,7 @@ __all__ = [
     "BackoffManager",
     "DeletedFinalStateUnknown",
     "ExponentialBackoff",
+    "InactivityTimeoutError",
     "IndexFunc",
     "IndexedStore",
     "Indexer",

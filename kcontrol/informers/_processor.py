@@ -25,9 +25,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-import structlog
-
 from kcontrol.client import Object
+from kcontrol.logging import get_logger
 
 __all__ = [
     "Listener",
@@ -37,7 +36,7 @@ __all__ = [
     "SharedProcessor",
 ]
 
-_log = structlog.get_logger("kcontrol.informers.processor")
+_log = get_logger(__name__)
 
 _YIELD_EVERY = 64
 """A delivery loop yields to the event loop after this many notifications in a row, so a

@@ -51,13 +51,12 @@ and is retried). After it, string values are interned
 the cache.
 
 The cyclic GC is paused (:class:`kcontrol._gc.GcPause`) while a list is decoded and stored,
-never while the reflector waits for the server: from the first item of a LIST page that
-decodes until the store has been replaced (given back before each further page is
-requested), and from the first initial event of a streaming list until its store update,
-lapsing whenever the stream delivers nothing for :data:`GC_PAUSE_LEASE` seconds. The sync
-is then settled in one pass (:mod:`kcontrol._gc`, which also caps every pause at
-``MAX_PAUSE`` seconds): collecting in the middle only walks fresh objects that hold no
-cycles, again and again. Only the first sync may settle with ``gc.freeze()``.
+never while the reflector waits for the server, and the sync is then settled in one pass
+(:mod:`kcontrol._gc`, which also caps every pause at ``MAX_PAUSE`` seconds): collecting in
+the middle only walks fresh objects that hold no cycles, again and again. Only the first
+sync may settle with ``gc.freeze()``. Each way of listing owns its pause: the LIST's
+:class:`~kcontrol.informers._pager.ListPager` and the streaming list's
+:class:`~kcontrol.informers._watch_list.InitialEvents` (their modules give the details).
 
 The watch phase - from the store update of a list (or streaming list) to the end of the
 watching that follows - is exposed as :attr:`Reflector.watching_since`; informers run
@@ -68,12 +67,12 @@ settings: 0.8 s doubling to a 30 s base, +[0, 100 %) jitter, reset after 2 min w
 failure.
 
 Streaming list (``ReflectorOptions.use_watch_list``, off by default): instead of a LIST the
-reflector opens a watch with ``sendInitialEvents=true`` and
-``resourceVersionMatch=NotOlderThan``, collects the synthetic ADDED events until the BOOKMARK
-annotated ``k8s.io/initial-events-end: "true"``, replaces the store with them and keeps
-using the same stream as its watch. If the stream fails before that bookmark, the reflector
-falls back to a plain LIST for that cycle. It is off by default because it needs server and
-client support (Kubernetes >= 1.32 and a client that passes ``send_initial_events``).
+reflector opens a watch that first delivers the current state, collected by
+:class:`~kcontrol.informers._watch_list.InitialEvents` (its module describes the protocol and
+its GC pause), replaces the store with it and keeps using the same stream as its watch. If
+the stream fails before the initial state is complete, the reflector falls back to a plain
+LIST for that cycle. It is off by default because it needs server and client support
+(Kubernetes >= 1.32 and a client that passes ``send_initial_events``).
 """
 
 from __future__ import annotations
@@ -85,14 +84,12 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-import structlog
-
-from kcontrol._gc import GcPause
 from kcontrol.client import Object, Reader, Resource, WatchEvent
-from kcontrol.clock import Clock, RealClock
+from kcontrol.clock import Clock, RealClock, timeout
 from kcontrol.errors import (
     ApiConnectionError,
     ApiError,
+    InactivityTimeoutError,
     InternalError,
     TooManyRequests,
     api_error_from_status,
@@ -100,19 +97,17 @@ from kcontrol.errors import (
 )
 from kcontrol.informers._backoff import BackoffManager, ExponentialBackoff
 from kcontrol.informers._intern import intern_strings
-from kcontrol.informers._keys import meta_namespace_key_func
-from kcontrol.informers._watchdog import InactivityTimeout, InactivityTimeoutError
+from kcontrol.informers._pager import ListPager
+from kcontrol.informers._watch_list import REQUEST_OPTIONS, InitialEvents
+from kcontrol.logging import get_logger
 
 __all__ = ["Reflector", "ReflectorOptions", "ReflectorStore", "TransformFunc", "WatchErrorHandler"]
 
-_log = structlog.get_logger("kcontrol.informers.reflector")
+_log = get_logger(__name__)
 
 DEFAULT_PAGE_SIZE = 500
-INITIAL_EVENTS_END_ANNOTATION = "k8s.io/initial-events-end"
 SHORT_WATCH = 1.0
 """A watch closed by the server sooner than this (seconds) with no events is a failure."""
-GC_PAUSE_LEASE = 1.0
-"""A streaming list's GC pause lapses after this many seconds without an initial event."""
 INTERNAL_ERROR_QUIET_RESET = 60.0
 """Seconds without an internal error after which the internal-error retry window restarts."""
 _EVENT_TYPES = frozenset({"ADDED", "MODIFIED", "DELETED", "BOOKMARK"})
@@ -328,31 +323,39 @@ class Reflector:
 
     async def _list(self) -> None:
         """List into the store; the watch phase begins when it returns."""
-        with GcPause(clock=self._clock) as pause:
-            await self._list_into_store(pause)
+        pager = ListPager(
+            self._reader,
+            self._resource,
+            namespace=self._namespace,
+            label_selector=self._label_selector,
+            field_selector=self._field_selector,
+            transform=self._transform,
+            clock=self._clock,
+            log=self._log,
+        )
+        with pager:
+            await self._list_into_store(pager)
         self._start_watching()
 
-    async def _list_into_store(self, pause: GcPause) -> None:
+    async def _list_into_store(self, pager: ListPager) -> None:
         resource_version = self._relist_resource_version()
         try:
-            items, list_rv, paginated = await self._list_pages(resource_version, pause)
+            listed = await pager.list(resource_version, self._page_limit(resource_version))
         except Exception as err:
             if not is_resource_expired(err):
                 raise
             self._log.info("list at resourceVersion refused, relisting", rv=resource_version)
             self._rv_unavailable = True
             resource_version = self._relist_resource_version()
-            items, list_rv, paginated = await self._list_pages(resource_version, pause)
-        if resource_version == "0" and paginated:
+            listed = await pager.list(resource_version, self._page_limit(resource_version))
+        if resource_version == "0" and listed.paginated:
             self._paginated_result = True
         self._rv_unavailable = False
         # Items arrive with kind/apiVersion filled in: the Reader contract for a transform.
-        pause.hold(lease=False)  # storing is CPU work too
-        await self._store.replace(items, list_rv)
-        pause.finish(freeze=not self._synced_once)
+        await pager.replace(self._store.replace, listed, freeze=not self._synced_once)
         self._synced_once = True
-        self._last_sync_rv = list_rv
-        self._log.debug("list synced", items=len(items), rv=list_rv)
+        self._last_sync_rv = listed.resource_version
+        self._log.debug("list synced", items=len(listed.items), rv=listed.resource_version)
 
     def _page_limit(self, resource_version: str) -> int | None:
         size = self._options.page_size
@@ -361,71 +364,6 @@ class Reflector:
         if resource_version in ("", "0") or self._paginated_result:
             return DEFAULT_PAGE_SIZE
         return None
-
-    def _decode_hook(self, pause: GcPause) -> TransformFunc:
-        """The per-item hook of a LIST: pauses the GC as decoding starts, then transforms."""
-        hold, transform = pause.hold, self._transform
-        if transform is None:
-
-            def hold_gc(obj: Object) -> Object:
-                hold()
-                return obj
-
-            return hold_gc
-
-        def hold_gc_and_transform(obj: Object) -> Object:
-            hold()
-            return transform(obj)
-
-        return hold_gc_and_transform
-
-    async def _list_pages(
-        self, resource_version: str, pause: GcPause
-    ) -> tuple[list[Object], str, bool]:
-        """All pages of one LIST: ``(items, resourceVersion, was_paged)``. ``pause`` is held
-        while pages decode and given back before each request; held at the end if the last
-        page held any item."""
-        limit = self._page_limit(resource_version)
-        hook = self._decode_hook(pause)
-        items: list[Object] = []
-        continue_token: str | None = None
-        paginated = False
-        while True:
-            pause.release()  # waiting for the server is not decoding
-            try:
-                page = await self._reader.list(
-                    self._resource,
-                    namespace=self._namespace,
-                    label_selector=self._label_selector,
-                    field_selector=self._field_selector,
-                    resource_version=None if continue_token else resource_version,
-                    limit=limit,
-                    continue_=continue_token,
-                    transform=hook,
-                )
-            except Exception as err:
-                if not (continue_token and is_resource_expired(err)):
-                    raise
-                # The continue token outlived etcd's compaction window: redo the whole list
-                # in one request at the version we asked for.
-                self._log.info("list continuation expired, listing in one piece")
-                pause.release()
-                page = await self._reader.list(
-                    self._resource,
-                    namespace=self._namespace,
-                    label_selector=self._label_selector,
-                    field_selector=self._field_selector,
-                    resource_version=resource_version,
-                    transform=hook,
-                )
-                metadata = page.get("metadata") or {}
-                return page.get("items") or [], metadata.get("resourceVersion", ""), paginated
-            items.extend(page.get("items") or [])
-            metadata = page.get("metadata") or {}
-            continue_token = metadata.get("continue") or None
-            if continue_token is None:
-                return items, metadata.get("resourceVersion", ""), paginated
-            paginated = True
 
     # -- watch -------------------------------------------------------------------------------
 
@@ -473,30 +411,28 @@ class Reflector:
 
     async def _watch(self, stream: _Stream) -> None:
         """One watch request, applied event by event to the store until it ends."""
-        timeout = int(self._options.min_watch_timeout * (self._rng.random() + 1.0))
+        timeout_seconds = int(self._options.min_watch_timeout * (self._rng.random() + 1.0))
         extra: dict[str, Any] = {}
         if stream.initial_events:
-            extra = {"send_initial_events": True, "resource_version_match": "NotOlderThan"}
+            extra = REQUEST_OPTIONS
             resource_version = "" if self._rv_unavailable else self._last_sync_rv
         else:
             resource_version = self._last_sync_rv
-        watchdog = InactivityTimeout(self._clock, self._options.watch_inactivity_timeout)
         request = self._reader.watch(
             self._resource,
             namespace=self._namespace,
             label_selector=self._label_selector,
             field_selector=self._field_selector,
             resource_version=resource_version,
-            timeout_seconds=timeout,
+            timeout_seconds=timeout_seconds,
             allow_watch_bookmarks=True,
             **extra,
         )
-        if stream.initial_events:
-            # Paused while the initial events arrive, given back when they stall.
-            with GcPause(lease=GC_PAUSE_LEASE, clock=self._clock) as pause:
-                await self._stream_events(stream, watchdog, request, pause)
-        else:
-            await self._stream_events(stream, watchdog, request, None)
+        if not stream.initial_events:
+            await self._stream_events(stream, request, None)
+            return
+        with InitialEvents(self._transformed, clock=self._clock) as initial:
+            await self._stream_events(stream, request, initial)
         if stream.initial_events:
             raise _InitialEventsIncompleteError(
                 "the stream ended before the initial-events-end bookmark"
@@ -505,31 +441,36 @@ class Reflector:
     async def _stream_events(
         self,
         stream: _Stream,
-        watchdog: InactivityTimeout,
         request: contextlib.AbstractAsyncContextManager[AsyncIterator[WatchEvent]],
-        pause: GcPause | None,
+        initial: InitialEvents | None,
     ) -> None:
-        """Apply one stream's events; ``pause`` is the GC pause of a streaming list."""
-        initial: dict[str, Object] = {}
-        # The watchdog also covers opening the request: a half-open connection can hang there.
-        async with watchdog, request as events:
-            stream.opened = True
-            async for event in events:
-                watchdog.kick()
-                stream.events += 1
-                if event[0] == "ERROR":  # clients raise these themselves; be safe anyway
-                    status = event[1]
-                    raise api_error_from_status(int(status.get("code") or 500), status)
-                if stream.initial_events:
-                    if pause is not None:
-                        pause.hold()
-                    if self._collect_initial_event(event, initial):
-                        await self._finish_initial_events(initial, event, pause)
+        """Apply one stream's events; ``initial`` collects a streaming list's first part.
+
+        A stream silent for ``watch_inactivity_timeout`` (opening it included: a half-open
+        connection can hang there) raises :class:`InactivityTimeoutError`.
+        """
+        now, inactivity = self._clock.now, self._options.watch_inactivity_timeout
+        watchdog = timeout(self._clock, inactivity)
+        try:
+            async with watchdog, request as events:
+                stream.opened = True
+                async for event in events:
+                    watchdog.reschedule(now() + inactivity)
+                    stream.events += 1
+                    if event[0] == "ERROR":  # clients raise these themselves; be safe anyway
+                        status = event[1]
+                        raise api_error_from_status(int(status.get("code") or 500), status)
+                    if initial is None:
+                        self._apply(event)
+                    elif initial.add(event):  # the end of the initial state
+                        await self._store_initial_events(initial)
+                        initial = None
                         stream.initial_events = False
-                        initial = {}
-                        watchdog.kick()
-                else:
-                    self._apply(event)
+                        watchdog.reschedule(now() + inactivity)
+        except TimeoutError as error:
+            if watchdog.expired():
+                raise InactivityTimeoutError(f"no activity for {inactivity:g} s") from error
+            raise
 
     def _transformed(self, kind: str, obj: Object) -> Object | None:
         """``obj`` after the transform; None (logged) if the transform failed on it."""
@@ -567,37 +508,15 @@ class Reflector:
             # Upstream drops an event the store refuses and keeps going.
             self._log.exception("store rejected a watch event", type=kind)
 
-    def _collect_initial_event(self, event: WatchEvent, initial: dict[str, Object]) -> bool:
-        """Fold one event of a streaming list's initial state into ``initial``; True at the
-        bookmark that ends it."""
-        kind, obj = event
-        if kind == "BOOKMARK":
-            annotations = (obj.get("metadata") or {}).get("annotations") or {}
-            return bool(annotations.get(INITIAL_EVENTS_END_ANNOTATION) == "true")
-        key = meta_namespace_key_func(obj)
-        if kind == "DELETED":
-            initial.pop(key, None)
-            return False
-        transformed = self._transformed(kind, obj)
-        if transformed is not None:
-            initial[key] = transformed
-        return False
-
-    async def _finish_initial_events(
-        self, initial: dict[str, Object], bookmark: WatchEvent, pause: GcPause | None
-    ) -> None:
-        resource_version = (bookmark.object.get("metadata") or {}).get("resourceVersion", "")
-        items = list(initial.values())
+    async def _store_initial_events(self, initial: InitialEvents) -> None:
         self._rv_unavailable = False
-        if pause is not None:
-            pause.hold(lease=False)  # storing is CPU work too
-        await self._store.replace(items, resource_version)
-        if pause is not None:
-            pause.finish(freeze=not self._synced_once)
+        items, resource_version = await initial.replace(
+            self._store.replace, freeze=not self._synced_once
+        )
         self._synced_once = True
         self._last_sync_rv = resource_version
         self._start_watching()
-        self._log.debug("streaming list synced", items=len(items), rv=resource_version)
+        self._log.debug("streaming list synced", items=items, rv=resource_version)
 
     # -- failures ----------------------------------------------------------------------------
 

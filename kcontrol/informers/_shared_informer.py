@@ -35,8 +35,6 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Mapping
 
-import structlog
-
 from kcontrol.client import Reader, Resource
 from kcontrol.clock import Clock, RealClock
 from kcontrol.informers._deltas import DeltaProcessor
@@ -54,10 +52,11 @@ from kcontrol.informers._reflector import (
     WatchErrorHandler,
 )
 from kcontrol.informers._store import IndexedStore, Indexer, IndexFunc
+from kcontrol.logging import get_logger
 
 __all__ = ["MINIMUM_RESYNC_PERIOD", "SharedIndexInformer", "wait_for_cache_sync"]
 
-_log = structlog.get_logger("kcontrol.informers.informer")
+_log = get_logger(__name__)
 
 MINIMUM_RESYNC_PERIOD = 1.0
 """Shorter (non-zero) handler resync periods are raised to this, in seconds."""

@@ -18,17 +18,11 @@ from kcontrol.leaderelection._config import (
 )
 from kcontrol.leaderelection._elector import LeaderElector, LeadershipLost
 from kcontrol.leaderelection._healthz import HealthzAdaptor
-from kcontrol.leaderelection._lock import (
-    EventRecorder,
-    LeaseLock,
-    LockNotInitialized,
-    ResourceLock,
-)
+from kcontrol.leaderelection._lock import LeaseLock, LockNotInitialized, ResourceLock
 from kcontrol.leaderelection._record import LeaderElectionRecord
 
 __all__ = [
     "JITTER_FACTOR",
-    "EventRecorder",
     "HealthzAdaptor",
     "InvalidLeaderElectionConfig",
     "LeaderCallbacks",

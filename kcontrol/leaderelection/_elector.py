@@ -34,72 +34,23 @@ import dataclasses
 import math
 import random
 from collections.abc import Awaitable, Callable
-from types import TracebackType
 
-import structlog
-
-from kcontrol.clock import Clock, TimerHandle
+from kcontrol.clock import Clock, timeout, timeout_at
 from kcontrol.errors import Conflict, KcontrolError, LeadershipLost, NotFound
 from kcontrol.leaderelection._config import JITTER_FACTOR, LeaderElectionConfig
 from kcontrol.leaderelection._metrics import LeaderMetrics
 from kcontrol.leaderelection._record import LeaderElectionRecord
+from kcontrol.logging import get_logger
 
 __all__ = ["LeaderElector", "LeadershipLost"]
 
-_log = structlog.get_logger("kcontrol.leaderelection")
+_log = get_logger(__name__)
 
 GuardedWork = Callable[[], Awaitable[None]]
 
 # How long after the observed expiry of another holder's lease a standby retries: the lease is
 # valid while ``observed + duration > now``, so the attempt must come strictly after it.
 _EXPIRY_MARGIN = 0.001
-
-
-class _Deadline:
-    """``asyncio.timeout_at`` on an injectable :class:`~kcontrol.clock.Clock`.
-
-    At ``when`` the current task is cancelled; the cancellation is turned into
-    :class:`TimeoutError` on the way out, unless it was requested by someone else as well (then
-    it propagates).
-    """
-
-    __slots__ = ("_clock", "_expired", "_handle", "_task", "_task_cancelling", "_when")
-
-    def __init__(self, clock: Clock, when: float) -> None:
-        self._clock = clock
-        self._when = when
-        self._expired = False
-        self._handle: TimerHandle | None = None
-        self._task: asyncio.Task[object] | None = None
-        self._task_cancelling = 0
-
-    async def __aenter__(self) -> None:
-        task = asyncio.current_task()
-        if task is None:
-            raise RuntimeError("a deadline needs to run inside a task")
-        self._task = task
-        self._task_cancelling = task.cancelling()
-        self._handle = self._clock.call_at(self._when, self._expire)
-
-    def _expire(self) -> None:
-        if self._task is not None and not self._task.done():
-            self._expired = True
-            self._task.cancel()
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        if self._handle is not None:
-            self._handle.cancel()
-        if not self._expired or self._task is None:
-            return
-        # Withdraw our cancellation request (even if the body swallowed it, as asyncio.timeout
-        # does); if nobody else asked to cancel, the deadline is what stopped the body.
-        if self._task.uncancel() <= self._task_cancelling and exc_type is asyncio.CancelledError:
-            raise TimeoutError from exc
 
 
 async def _cancel_and_wait(task: asyncio.Task[None]) -> None:
@@ -352,7 +303,7 @@ class LeaderElector:
     async def _attempt(self, deadline: float) -> bool:
         """:meth:`_try_acquire_or_renew` bounded by ``deadline`` (local clock)."""
         try:
-            async with _Deadline(self._clock, deadline):
+            async with timeout_at(self._clock, deadline):
                 return await self._try_acquire_or_renew()
         except TimeoutError:
             self._log.warning("lease request timed out")
@@ -447,7 +398,7 @@ class LeaderElector:
         a holder that took over meanwhile. Bounded by the renew deadline; failures are logged.
         """
         try:
-            async with _Deadline(self._clock, self._clock.now() + self._config.renew_deadline):
+            async with timeout(self._clock, self._config.renew_deadline):
                 current = await self._lock.get()
                 if current.holder_identity != self.identity:
                     self._log.info("lease not held any more, nothing to release")

@@ -14,25 +14,16 @@ from typing import Any, Protocol
 
 from kcontrol.client import LEASES, Client, Object
 from kcontrol.errors import LockNotInitialized
+from kcontrol.events import EventRecorder
 from kcontrol.leaderelection._record import (
     LeaderElectionRecord,
     record_from_lease_spec,
     record_to_lease_spec,
 )
 
-__all__ = ["EventRecorder", "LeaseLock", "LockNotInitialized", "ResourceLock"]
+__all__ = ["LeaseLock", "LockNotInitialized", "ResourceLock"]
 
 EVENT_REASON = "LeaderElection"
-
-
-class EventRecorder(Protocol):
-    """Records a Kubernetes Event about ``obj`` (here an ``ObjectReference``-shaped mapping).
-
-    Must neither block nor raise: a recorder queues the event and sends it from its own task.
-    :class:`kcontrol.events` recorders satisfy this protocol.
-    """
-
-    def event(self, obj: Mapping[str, Any], event_type: str, reason: str, message: str) -> None: ...
 
 
 class ResourceLock(Protocol):
@@ -69,8 +60,9 @@ class LeaseLock:
 
     The record maps to ``spec.holderIdentity``, ``leaseDurationSeconds``, ``acquireTime``,
     ``renewTime`` (MicroTime) and ``leaseTransitions``. ``labels`` are merged into the Lease's
-    labels on create and on every update (other labels are kept). ``recorder`` receives the
-    "became leader" / "stopped leading" Events, with reason ``LeaderElection``.
+    labels on create and on every update (other labels are kept). ``recorder`` (any
+    :class:`~kcontrol.events.EventRecorder`) receives the "became leader" / "stopped leading"
+    Events, with reason ``LeaderElection``.
 
     Not safe for concurrent use: one elector drives one lock.
     """

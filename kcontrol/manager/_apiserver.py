@@ -12,15 +12,15 @@ it cannot check yet; the last one is named when the wait ends.
 from __future__ import annotations
 
 import asyncio
-import logging
 
 from kcontrol.client import ApiClient
 from kcontrol.clock import Clock, RealClock
 from kcontrol.errors import ApiServerNotHealthy, KcontrolError
+from kcontrol.logging import get_logger
 
 __all__ = ["API_SERVER_POLL_INTERVAL", "API_SERVER_WAIT_TIMEOUT", "wait_for_api_server"]
 
-_log = logging.getLogger(__name__)
+_log = get_logger(__name__)
 
 API_SERVER_WAIT_TIMEOUT = 10.0
 """Seconds kcontrol-manager waits for ``/healthz`` at start-up (kube-controller-manager: 10 s)."""
@@ -49,7 +49,8 @@ async def wait_for_api_server(
     interval = API_SERVER_POLL_INTERVAL if interval is None else interval
     host = client.config.host
     deadline = clock.now() + timeout
-    _log.info("waiting up to %gs for the API server at %s to be healthy", timeout, host)
+    # The start-up lines name the server in their message: they are what an operator reads.
+    _log.info(f"waiting up to {timeout:g}s for the API server at {host} to be healthy")
     last: Exception | None = None
     while (remaining := deadline - clock.now()) > 0:
         try:
@@ -57,10 +58,10 @@ async def wait_for_api_server(
                 await client.get_raw("/healthz")
         except (KcontrolError, TimeoutError) as error:
             if last is None or _describe(error) != _describe(last):
-                _log.warning("the API server at %s is not healthy yet: %s", host, _describe(error))
+                _log.warning(f"the API server at {host} is not healthy yet", error=_describe(error))
             last = error
         else:
-            _log.info("the API server at %s is healthy", host)
+            _log.info(f"the API server at {host} is healthy")
             return
         await clock.sleep(min(interval, deadline - clock.now()))
     raise ApiServerNotHealthy(

@@ -22,7 +22,6 @@ it to a pod-internal address or protect it with a network policy.
 from __future__ import annotations
 
 import asyncio
-import logging
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 
@@ -30,9 +29,11 @@ from aiohttp import web
 from prometheus_client import REGISTRY, CollectorRegistry
 from prometheus_client.exposition import choose_encoder
 
+from kcontrol.logging import get_logger
+
 __all__ = ["HealthCheck", "HealthServer", "NamedCheck"]
 
-_log = logging.getLogger(__name__)
+_log = get_logger(__name__)
 
 HealthCheck = Callable[[], object]
 """A health check: healthy when it returns anything but ``False``; unhealthy when it returns
@@ -148,7 +149,9 @@ class HealthServer:
                     f"{error.strerror or error}",
                 ) from error
             self._bound_port = _bound_port(runner, self._port)
-            _log.info("serving metrics and health checks on %s:%d", self._host, self._bound_port)
+            _log.info(
+                "serving metrics and health checks", address=f"{self._host}:{self._bound_port}"
+            )
             self._started.set()
             await asyncio.Event().wait()  # until cancelled
         finally:
@@ -212,7 +215,7 @@ def evaluate(
         else:
             failed = True
             lines.append(f"[-]{named.name} failed: reason withheld")
-            _log.info("%s check %r failed: %s", endpoint, named.name, reason)
+            _log.info("health check failed", endpoint=endpoint, check=named.name, reason=reason)
     if excluded:
         names = ", ".join(f'"{name}"' for name in sorted(excluded))
         lines.append(f"warn: some health checks cannot be excluded: no matches for {names}")

@@ -6,13 +6,13 @@ leadership was lost or the manager failed, 2 for invalid flags (as argparse does
 Bad input at start-up ends in one ``exiting: <reason>`` log line naming the problem (the
 kubeconfig file and what is wrong with it, the API server that never became healthy, the
 address that cannot be served) and status 1 - never a traceback. A traceback is logged only
-for a failure kcontrol does not know (a bug), or with ``-v=4`` and up.
+for a failure kcontrol does not know (a bug), or with ``-v=4`` and up. That line carries the
+reason in its message (the event), not as a field: it is the one line an operator reads.
 """
 
 from __future__ import annotations
 
 import asyncio
-import logging
 import signal
 import sys
 from collections.abc import Sequence
@@ -24,13 +24,14 @@ from kcontrol import logging as kcontrol_logging
 from kcontrol.client import ConfigError
 from kcontrol.errors import ApiServerNotHealthy, KcontrolError
 from kcontrol.leaderelection import LeadershipLost
+from kcontrol.logging import get_logger
 from kcontrol.manager._manager import COMPONENT, Manager
 from kcontrol.manager._options import ManagerOptions, OptionsError, parse_args
 from kcontrol.manager._registry import ControllerRegistry
 
 __all__ = ["main", "new_metrics_registry"]
 
-_log = logging.getLogger(__name__)
+_log = get_logger(__name__)
 
 EXIT_OK = 0
 EXIT_FAILED = 1
@@ -94,10 +95,10 @@ async def _serve(options: ManagerOptions, controllers: ControllerRegistry) -> in
         _log.error("exiting: leader election lost")
         return EXIT_FAILED
     except ConfigError as error:
-        _log.error("exiting: no usable client configuration: %s", error)
+        _log.error(f"exiting: no usable client configuration: {error}")
         return EXIT_FAILED
     except ApiServerNotHealthy as error:
-        _log.error("exiting: %s", error)
+        _log.error(f"exiting: {error}")
         return EXIT_FAILED
     except (KcontrolError, OSError, ExceptionGroup) as error:
         _report_failure(error)
@@ -115,7 +116,7 @@ def _report_failure(error: BaseException) -> None:
     with the traceback otherwise."""
     leaves = _leaves(error)
     if all(isinstance(leaf, KcontrolError | OSError) for leaf in leaves):
-        _log.error("exiting: the manager failed: %s", "; ".join(str(leaf) for leaf in leaves))
+        _log.error("exiting: the manager failed: " + "; ".join(str(leaf) for leaf in leaves))
         _log.debug("the failure in full", exc_info=error)
     else:
         _log.error("exiting: the manager failed", exc_info=error)
@@ -129,5 +130,5 @@ def _leaves(error: BaseException) -> list[BaseException]:
 
 
 def _on_signal(manager: Manager, signum: int) -> None:
-    _log.info("received %s; shutting down", signal.Signals(signum).name)
+    _log.info("received a signal; shutting down", signal=signal.Signals(signum).name)
     manager.shutdown()

@@ -61,7 +61,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import logging
 import socket
 import uuid
 from collections.abc import Callable, Sequence
@@ -86,6 +85,7 @@ from kcontrol.leaderelection import (
     LeadershipLost,
     LeaseLock,
 )
+from kcontrol.logging import get_logger
 from kcontrol.manager._apiserver import wait_for_api_server
 from kcontrol.manager._health import HealthServer
 from kcontrol.manager._options import ManagerOptions
@@ -102,7 +102,7 @@ INFORMER_TRANSFORM: TransformFunc = strip_managed_fields
 """Applied by the manager's shared informers to every object they cache (module docstring);
 the reflectors then intern short strings, as they do by default."""
 
-_log = logging.getLogger(__name__)
+_log = get_logger(__name__)
 
 COMPONENT = "kcontrol-manager"
 """The event source of the manager's own events and its user agent."""
@@ -236,10 +236,10 @@ class Manager:
         options = self._options
         config = self._client_config or await load_client_config(options)
         _log.info(
-            "starting %s (identity %s, controllers %s)",
-            COMPONENT,
-            self.identity,
-            ", ".join(self.controller_names) or "none",
+            "starting the manager",
+            component=COMPONENT,
+            identity=self.identity,
+            controllers=",".join(self.controller_names) or "none",
         )
         async with ApiClient(
             config,
@@ -308,9 +308,11 @@ class Manager:
         for spec in self._specs:
             runnable = spec.factory(context)
             if runnable is None:
-                _log.warning("controller %s has nothing to run here; skipping it", spec.name)
+                _log.warning(
+                    "controller has nothing to run here; skipping it", controller=spec.name
+                )
                 continue
-            _log.info("built controller %s", spec.name)
+            _log.info("built controller", controller=spec.name)
             built.append((spec.name, runnable))
         return built
 
@@ -328,7 +330,7 @@ class Manager:
 
         def on_new_leader(identity: str) -> None:
             if identity and identity != self.identity:
-                _log.info("new leader elected: %s", identity)
+                _log.info("new leader elected", leader=identity)
 
         elector = self._elector = LeaderElector(
             LeaderElectionConfig(
@@ -361,16 +363,16 @@ class Manager:
             # the moment leadership is lost.
             await self._run_controllers(runnables, guard=elector.holds_lease)
 
-        _log.info("attempting to acquire leader lease %s", elector.config.lock.describe())
+        _log.info("attempting to acquire leader lease", lock=elector.config.lock.describe())
         with contextlib.suppress(LeadershipLost):
             await elector.run(lead)
-        _log.error("leader election lost (%s); every controller has stopped", self.identity)
+        _log.error("leader election lost; every controller has stopped", identity=self.identity)
 
     async def _run_controllers(
         self, runnables: Sequence[tuple[str, Runnable]], guard: Callable[[], bool] | None
     ) -> None:
         self._leading = True
-        _log.info("starting %d controllers", len(runnables))
+        _log.info("starting controllers", count=len(runnables))
         try:
             async with asyncio.TaskGroup() as controllers:
                 with guarded_by(guard) if guard is not None else contextlib.nullcontext():

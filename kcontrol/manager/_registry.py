@@ -13,7 +13,6 @@ controller's name (what ``--controllers`` refers to).
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from importlib.metadata import entry_points
@@ -24,6 +23,7 @@ from prometheus_client import CollectorRegistry
 from kcontrol.client import Client
 from kcontrol.events import EventRecorder
 from kcontrol.informers import SharedInformerFactory
+from kcontrol.logging import get_logger
 from kcontrol.manager._options import ManagerOptions, OptionsError, controller_enabled
 
 __all__ = [
@@ -35,7 +35,7 @@ __all__ = [
     "Runnable",
 ]
 
-_log = logging.getLogger(__name__)
+_log = get_logger(__name__)
 
 ENTRY_POINT_GROUP = "kcontrol.controllers"
 
@@ -181,5 +181,5 @@ class ControllerRegistry:
                     f"entry point {entry.name!r} ({entry.value}) is neither a ControllerSpec "
                     "nor a factory"
                 )
-            _log.debug("registered controller %s from %s", entry.name, entry.value)
+            _log.debug("registered controller", controller=entry.name, entry_point=entry.value)
         return registry

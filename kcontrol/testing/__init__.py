@@ -1,5 +1,5 @@
-"""Test support: an in-memory fake client, a fault-injecting proxy, and the knobs of the
-test cluster's fake pods.
+"""Test support: the fakes (an in-memory client, an event recorder), log capture, a
+fault-injecting proxy, and the knobs of the test cluster's fake pods.
 
 The real control plane lives in :mod:`kcontrol.testing.envtest`, and the whole cluster
 (scheduler, kube-controller-manager, kwok nodes) in :mod:`kcontrol.testing.cluster`; both need
@@ -19,7 +19,9 @@ from kcontrol.testing._kwok import (
     READY_DELAY_ANNOTATION,
     RESTART_DELAY_ANNOTATION,
 )
+from kcontrol.testing._logs import capture_logs
 from kcontrol.testing._proxy import FaultProxy, ProxiedRequest
+from kcontrol.testing._recorder import FakeRecorder
 from kcontrol.testing._tracker import ObjectTracker
 
 __all__ = [
@@ -33,9 +35,11 @@ __all__ = [
     "RESTART_DELAY_ANNOTATION",
     "Action",
     "FakeClient",
+    "FakeRecorder",
     "FaultProxy",
     "ObjectTracker",
     "ProxiedRequest",
     "Reactor",
     "ReactorResult",
+    "capture_logs",
 ]

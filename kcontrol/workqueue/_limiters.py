@@ -11,7 +11,8 @@ import math
 from collections.abc import Hashable
 from typing import Generic, Protocol, TypeVar
 
-from kcontrol.clock import Clock, RealClock
+from kcontrol.clock import Clock
+from kcontrol.flowcontrol import TokenBucketRateLimiter
 from kcontrol.workqueue._queue import T
 
 __all__ = [
@@ -102,38 +103,21 @@ class ItemFastSlowRateLimiter(Generic[T]):
 class BucketRateLimiter(Generic[T]):
     """One token bucket shared by all items: an overall retry rate, not a per-item one.
 
-    The bucket holds up to ``burst`` tokens (it starts full) and refills at ``qps`` tokens per
-    second. :meth:`when` reserves a token and returns how long until it is available, so
-    ``burst`` retries pass at once and the rest are spread at ``qps`` - the semantics of
-    ``golang.org/x/time/rate``'s ``Limiter.Reserve().Delay()``. ``qps`` may be ``math.inf``
-    (no limit). Items are not tracked: :meth:`num_requeues` is always 0.
+    The bucket (:class:`~kcontrol.flowcontrol.TokenBucketRateLimiter`) holds up to ``burst``
+    tokens (it starts full) and refills at ``qps`` tokens per second. :meth:`when` reserves
+    a token and returns how long until it is available, so ``burst`` retries pass at once and
+    the rest are spread at ``qps`` - the semantics of ``golang.org/x/time/rate``'s
+    ``Limiter.Reserve().Delay()``. ``qps`` may be ``math.inf`` (no limit). Items are not
+    tracked: :meth:`num_requeues` is always 0.
     """
 
-    __slots__ = ("_burst", "_clock", "_last", "_qps", "_tokens")
+    __slots__ = ("_bucket",)
 
     def __init__(self, qps: float, burst: int, *, clock: Clock | None = None) -> None:
-        if not qps > 0:
-            raise ValueError(f"qps must be positive, got {qps!r}")
-        if burst < 1:
-            raise ValueError(f"burst must be at least 1, got {burst!r}")
-        self._qps = float(qps)
-        self._burst = float(burst)
-        self._clock: Clock = clock if clock is not None else RealClock()
-        # Tokens in the bucket as of _last; negative when tokens are reserved ahead of time.
-        self._tokens = self._burst
-        self._last: float | None = None
+        self._bucket = TokenBucketRateLimiter(qps, burst, clock=clock)
 
     def when(self, item: T) -> float:
-        if self._qps == math.inf:
-            return 0.0
-        now = self._clock.now()
-        tokens = self._tokens
-        if self._last is not None and now > self._last:
-            tokens = min(self._burst, tokens + (now - self._last) * self._qps)
-        tokens -= 1.0
-        self._tokens = tokens
-        self._last = now
-        return -tokens / self._qps if tokens < 0 else 0.0
+        return self._bucket.reserve()
 
     def num_requeues(self, item: T) -> int:
         return 0

@@ -28,7 +28,6 @@ def test_public_surface_is_deliberate() -> None:
             "Reader",
             "Resource",
             "StaticTokenAuth",
-            "TokenBucketRateLimiter",
             "TokenFileAuth",
             "WatchEvent",
             "WriteGate",

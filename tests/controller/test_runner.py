@@ -12,12 +12,12 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 import pytest
-import structlog
 from prometheus_client import CollectorRegistry
 
 from kcontrol.clock import FakeClock
 from kcontrol.controller import Controller, ControllerOptions, Result, guarded_by, key_func
 from kcontrol.informers._keys import DeletedFinalStateUnknown
+from kcontrol.testing import capture_logs
 
 
 async def settle(rounds: int = 30) -> None:
@@ -129,7 +129,7 @@ async def test_max_retries_drops_the_key_and_logs_it() -> None:
     clock = FakeClock()
     sync = Recorder(lambda key, n: RuntimeError("boom"))
     controller = make(sync, clock, max_retries=2)
-    with structlog.testing.capture_logs() as logs:
+    with capture_logs() as logs:
         async with running(controller):
             controller.enqueue("ns/a")
             for _ in range(5):
@@ -236,7 +236,7 @@ async def test_timeout_counts_as_an_error() -> None:
 
     sync = Recorder(hang)
     controller = make(sync, clock, registry, sync_timeout=5.0)
-    with structlog.testing.capture_logs() as logs:
+    with capture_logs() as logs:
         async with running(controller):
             controller.enqueue("a")
             await settle()
@@ -392,7 +392,7 @@ async def test_cancel_with_a_failed_guard_cancels_syncs_in_flight_instead_of_dra
         await settle()
         assert sync.active == {"a", "b"}
         leading = False
-        with structlog.testing.capture_logs() as logs:
+        with capture_logs() as logs:
             task.cancel()
             await settle()
             assert task.done(), "run() must not wait for syncs started under a lost lease"

@@ -53,7 +53,15 @@ SURFACES = {
         "parse_bool",
         "parse_duration",
     },
-    "kcontrol.logging": {"LOG_FORMATS", "LogFormat", "configure", "level_for_verbosity"},
+    "kcontrol.logging": {
+        "LOG_FORMATS",
+        "BoundLogger",
+        "LogFormat",
+        "LogMessage",
+        "configure",
+        "get_logger",
+        "level_for_verbosity",
+    },
 }
 
 

@@ -12,9 +12,13 @@ from typing import Any
 
 from prometheus_client import CollectorRegistry
 
-from kcontrol.client import EVENTS, PODS, ApiClient, Object
+from kcontrol.client import DEPLOYMENTS, EVENTS, PODS, REPLICASETS, ApiClient, Object
 from kcontrol.manager import ControllerRegistry, ControllerSpec, Manager, ManagerOptions
 from kcontrol.testing.cluster import Cluster
+from tests.integration.helpers import poll
+
+HASH = "pod-template-hash"
+REVISION = "deployment.kubernetes.io/revision"
 
 WITHIN = 90.0
 """Seconds a convergence gets: generous, the machine is shared and noisy."""
@@ -93,3 +97,177 @@ async def events_for(client: ApiClient, namespace: str, name: str) -> list[tuple
         EVENTS, namespace=namespace, field_selector=f"involvedObject.name={name}"
     )
     return [(event.get("reason", ""), event.get("message", "")) for event in listed["items"]]
+
+
+class RolloutWatcher:
+    """Watches a Deployment's pods and checks the rolling-update bounds after every event.
+
+    From :meth:`start` (call it once the Deployment is complete) until the block ends, every
+    pod event is applied to a local copy of the pod set, which is then checked: active pods
+    (not terminating, not finished) never exceed ``replicas + max_surge``, and ready pods
+    never drop below ``replicas - max_unavailable``. Pods carrying ``exclude_label`` (pods
+    kwok was told to fail) are left out of both counts. Events of one watch are the
+    apiserver's ordered history, so every state the cluster passed through is checked, not a
+    sample. :attr:`violations` lists what broke a bound; :attr:`max_active` and
+    :attr:`min_ready` what was seen.
+    """
+
+    def __init__(
+        self,
+        client: ApiClient,
+        namespace: str,
+        selector: str,
+        *,
+        replicas: int,
+        max_surge: int,
+        max_unavailable: int,
+        exclude_label: str | None = None,
+    ) -> None:
+        self.client = client
+        self.namespace = namespace
+        self.selector = selector
+        self.max_active_allowed = replicas + max_surge
+        self.min_ready_allowed = replicas - max_unavailable
+        self.exclude_label = exclude_label
+        self.violations: list[str] = []
+        self.max_active = 0
+        self.min_ready = replicas
+        self.events = 0
+        self._pods: dict[str, Object] = {}
+        self._task: asyncio.Task[None] | None = None
+        self._started = asyncio.Event()
+
+    async def __aenter__(self) -> RolloutWatcher:
+        self._task = asyncio.create_task(self._run())
+        await self._started.wait()
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        assert self._task is not None
+        self._task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await self._task
+
+    def _check(self) -> None:
+        counted = [
+            pod
+            for pod in active(list(self._pods.values()))
+            if not (self.exclude_label and self.exclude_label in pod["metadata"].get("labels", {}))
+        ]
+        ready = sum(map(is_ready, counted))
+        self.max_active = max(self.max_active, len(counted))
+        self.min_ready = min(self.min_ready, ready)
+        if len(counted) > self.max_active_allowed:
+            self.violations.append(f"{len(counted)} active pods > {self.max_active_allowed}")
+        if ready < self.min_ready_allowed:
+            self.violations.append(f"{ready} ready pods < {self.min_ready_allowed}")
+
+    async def _run(self) -> None:
+        listed = await self.client.list(
+            PODS, namespace=self.namespace, label_selector=self.selector
+        )
+        for pod in listed["items"]:
+            self._pods[pod["metadata"]["uid"]] = pod
+        self._check()
+        version = listed["metadata"]["resourceVersion"]
+        self._started.set()
+        while True:  # a watch may end (timeouts); resume from the last version seen
+            async with self.client.watch(
+                PODS,
+                namespace=self.namespace,
+                label_selector=self.selector,
+                resource_version=version,
+                timeout_seconds=300,
+            ) as stream:
+                async for event in stream:
+                    obj = event.object
+                    version = obj["metadata"].get("resourceVersion", version)
+                    if event.type == "BOOKMARK":
+                        continue
+                    if event.type == "DELETED":
+                        self._pods.pop(obj["metadata"]["uid"], None)
+                    else:
+                        self._pods[obj["metadata"]["uid"]] = obj
+                    self.events += 1
+                    self._check()
+
+
+# -- Deployments ---------------------------------------------------------------------------
+
+
+def deployment(
+    name: str,
+    replicas: int,
+    *,
+    image: str = "registry.example/app:1",
+    strategy: dict[str, Any] | None = None,
+    pod_labels: dict[str, str] | None = None,
+    **spec: Any,
+) -> Object:
+    labels = {"app": name}
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": name},
+        "spec": {
+            "replicas": replicas,
+            "selector": {"matchLabels": labels},
+            "strategy": strategy
+            or {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 1, "maxUnavailable": 1}},
+            "template": {
+                "metadata": {"labels": {**labels, **(pod_labels or {})}},
+                "spec": {"containers": [{"name": "app", "image": image}]},
+            },
+            **spec,
+        },
+    }
+
+
+async def get(client: ApiClient, namespace: str, name: str) -> Object:
+    return await client.get(DEPLOYMENTS, name, namespace=namespace)
+
+
+async def replicasets(client: ApiClient, namespace: str, name: str) -> list[Object]:
+    """The ReplicaSets owned by Deployment ``name``, oldest revision first."""
+    owner = await get(client, namespace, name)
+    listed = await client.list(REPLICASETS, namespace=namespace)
+    owned = [
+        rs
+        for rs in listed["items"]
+        if any(
+            ref.get("controller") and ref["uid"] == owner["metadata"]["uid"]
+            for ref in rs["metadata"].get("ownerReferences") or []
+        )
+    ]
+    return sorted(owned, key=lambda rs: int(rs["metadata"]["annotations"].get(REVISION, "0")))
+
+
+def complete(d: Object) -> bool:
+    """upstream's DeploymentComplete plus an observed generation."""
+    spec, status = d["spec"], d.get("status") or {}
+    return (
+        status.get("observedGeneration", 0) >= d["metadata"]["generation"]
+        and status.get("updatedReplicas") == spec["replicas"]
+        and status.get("replicas") == spec["replicas"]
+        and status.get("availableReplicas") == spec["replicas"]
+    )
+
+
+async def wait_complete(client: ApiClient, namespace: str, name: str) -> Object:
+    seen: dict[str, Any] = {}
+
+    async def done() -> bool:
+        d = await get(client, namespace, name)
+        seen["status"] = d.get("status")
+        return complete(d)
+
+    await poll(done, within=WITHIN, message=lambda: f"{name} never completed: {seen}")
+    return await get(client, namespace, name)
+
+
+async def patch(client: ApiClient, namespace: str, name: str, body: Object) -> Object:
+    return await client.patch(DEPLOYMENTS, name, body, namespace=namespace)
+
+
+def set_image(image: str) -> Object:
+    return {"spec": {"template": {"spec": {"containers": [{"name": "app", "image": image}]}}}}

@@ -1,4 +1,4 @@
-"""Building Events, the broadcaster's recorder (never blocks, never raises), FakeRecorder."""
+"""Building Events, and the broadcaster's recorder (never blocks, never raises)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from prometheus_client import CollectorRegistry
 
 from kcontrol.client import NAMESPACES, REPLICASETS
 from kcontrol.clock import FakeClock
-from kcontrol.events import EventBroadcaster, FakeRecorder, object_reference
+from kcontrol.events import EventBroadcaster, object_reference
 from kcontrol.events._event import EventNamer, format_time, make_event
 from kcontrol.events._recorder import format_message
 
@@ -216,22 +216,3 @@ def test_broadcasters_share_metric_families_on_one_registry() -> None:
         b.new_recorder().event(RS, "Normal", "R", "1")
         b.new_recorder().event(RS, "Normal", "R", "2")
     assert dropped(registry, "queue_full", "a") == dropped(registry, "queue_full", "b") == 1
-
-
-# -- FakeRecorder ---------------------------------------------------------------------------
-
-
-def test_fake_recorder_stores_events_like_client_go() -> None:
-    recorder = FakeRecorder()
-    recorder.event(RS, "Normal", "SuccessfulCreate", "Created pod: a")
-    recorder.eventf(RS, "Warning", "FailedCreate", "Error creating: %s", "quota")
-    assert recorder.events == [
-        "Normal SuccessfulCreate Created pod: a",
-        "Warning FailedCreate Error creating: quota",
-    ]
-
-
-def test_fake_recorder_can_include_the_object() -> None:
-    recorder = FakeRecorder(include_object=True)
-    recorder.event(RS, "Normal", "R", "m")
-    assert recorder.events == ["Normal R m involvedObject{kind=ReplicaSet,apiVersion=apps/v1}"]

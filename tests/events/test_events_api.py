@@ -14,7 +14,6 @@ def test_public_surface() -> None:
         "EventCorrelation",
         "EventCorrelator",
         "EventRecorder",
-        "FakeRecorder",
         "object_reference",
     ]
     assert kcontrol.events.EVENT_TYPE_NORMAL == "Normal"

@@ -187,6 +187,7 @@ def test_public_surface_is_deliberate() -> None:
             "BackoffManager",
             "DeletedFinalStateUnknown",
             "ExponentialBackoff",
+            "InactivityTimeoutError",
             "IndexFunc",
             "IndexedStore",
             "Indexer",

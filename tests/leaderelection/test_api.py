@@ -6,7 +6,6 @@ import kcontrol.leaderelection as leaderelection
 
 EXPECTED = {
     "JITTER_FACTOR",
-    "EventRecorder",
     "HealthzAdaptor",
     "InvalidLeaderElectionConfig",
     "LeaderCallbacks",

@@ -16,7 +16,6 @@ from prometheus_client import CollectorRegistry
 from kcontrol.client import LEASES
 from kcontrol.clock import FakeClock
 from kcontrol.errors import Conflict, ServiceUnavailable
-from kcontrol.events import FakeRecorder
 from kcontrol.leaderelection import (
     HealthzAdaptor,
     LeaderCallbacks,
@@ -26,6 +25,7 @@ from kcontrol.leaderelection import (
     LeaseLock,
 )
 from kcontrol.leaderelection._record import parse_time
+from kcontrol.testing import FakeRecorder
 from kcontrol.testing._actions import Action
 from kcontrol.testing._fake import FakeClient
 

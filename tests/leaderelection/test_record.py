@@ -8,7 +8,6 @@ import pytest
 
 from kcontrol.client import LEASES
 from kcontrol.errors import Conflict
-from kcontrol.events import FakeRecorder
 from kcontrol.leaderelection import LeaderElectionRecord, LeaseLock, LockNotInitialized
 from kcontrol.leaderelection._record import (
     format_micro_time,
@@ -16,6 +15,7 @@ from kcontrol.leaderelection._record import (
     record_from_lease_spec,
     record_to_lease_spec,
 )
+from kcontrol.testing import FakeRecorder
 from kcontrol.testing._fake import FakeClient
 
 MOMENT = datetime(2026, 3, 4, 5, 6, 7, 890123, tzinfo=UTC)

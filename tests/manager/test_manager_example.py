@@ -12,9 +12,8 @@ from examples.configmap_annotator import ANNOTATION, LABEL_SELECTOR, ConfigMapAn
 from kcontrol.client import CONFIGMAPS, PatchType
 from kcontrol.controller import Result
 from kcontrol.errors import Conflict, NotFound
-from kcontrol.events import FakeRecorder
 from kcontrol.informers import SharedInformerFactory
-from kcontrol.testing import Action, FakeClient
+from kcontrol.testing import Action, FakeClient, FakeRecorder
 
 
 def configmap(annotation: str | None = None) -> dict[str, Any]:

@@ -21,11 +21,13 @@ def test_facade_surface_is_deliberate() -> None:
             "RESTART_DELAY_ANNOTATION",
             "Action",
             "FakeClient",
+            "FakeRecorder",
             "FaultProxy",
             "ObjectTracker",
             "ProxiedRequest",
             "Reactor",
             "ReactorResult",
+            "capture_logs",
         ]
     )
 

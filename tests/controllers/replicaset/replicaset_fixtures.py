@@ -14,9 +14,8 @@ from controllers.replicaset import ReplicaSetController
 from controllers.replicaset._consistency import ConsistencyStore
 from kcontrol.client import PODS, REPLICASETS, Object
 from kcontrol.clock import FakeClock
-from kcontrol.events import FakeRecorder
 from kcontrol.informers import SharedInformerFactory
-from kcontrol.testing import Action, FakeClient
+from kcontrol.testing import Action, FakeClient, FakeRecorder
 
 NS = "default"
 LABELS = {"foo": "bar"}

@@ -280,7 +280,7 @@ async def test_creation_refused_in_terminating_namespace_is_not_reported() -> No
     def terminating(action: Action) -> None:
         raise Forbidden(
             "unable to create new content in namespace default because it is being terminated",
-            details={"causes": [{"type": "NamespaceTerminating"}]},
+            details={"causes": [{"reason": "NamespaceTerminating"}]},
         )
 
     f.client.prepend_reactor("create", PODS, terminating)

@@ -22,10 +22,9 @@ from controllers.replicaset import (
 )
 from kcontrol.client import PODS, REPLICASETS
 from kcontrol.clock import FakeClock
-from kcontrol.events import FakeRecorder
 from kcontrol.informers import SharedInformerFactory
 from kcontrol.manager import ControllerContext, ControllerRegistry, ManagerOptions
-from kcontrol.testing import FakeClient
+from kcontrol.testing import FakeClient, FakeRecorder
 
 
 def test_public_surface() -> None:

@@ -1,16 +1,13 @@
-"""ExponentialBackoff (wait.NewExponentialBackoffManager) and the clock-driven InactivityTimeout."""
+"""ExponentialBackoff (wait.NewExponentialBackoffManager)."""
 
 from __future__ import annotations
 
-import asyncio
 import random
 
 import pytest
-from informers_fakes import advance, settle
 
 from kcontrol.clock import FakeClock
 from kcontrol.informers import ExponentialBackoff
-from kcontrol.informers._watchdog import InactivityTimeout, InactivityTimeoutError
 
 
 class FixedRandom(random.Random):
@@ -65,44 +62,3 @@ def test_backoff_resets_after_two_healthy_minutes() -> None:
 def test_backoff_rejects_nonsense() -> None:
     with pytest.raises(ValueError, match="backoff"):
         ExponentialBackoff(FakeClock(), initial=0)
-
-
-async def test_inactivity_timeout_fires_without_kicks_and_not_with_them() -> None:
-    clock = FakeClock()
-    outcome: list[str] = []
-
-    async def guarded(kick_every: float | None) -> None:
-        try:
-            async with InactivityTimeout(clock, 10.0) as watchdog:
-                while True:
-                    await clock.sleep(kick_every or 1000.0)
-                    watchdog.kick()
-        except InactivityTimeoutError:
-            outcome.append("timeout")
-
-    kicked = asyncio.create_task(guarded(5.0))
-    silent = asyncio.create_task(guarded(None))
-    await settle()
-    for _ in range(6):
-        await advance(clock, 5.0)
-    assert silent.done() and outcome == ["timeout"]
-    assert not kicked.done()
-    kicked.cancel()
-    with pytest.raises(asyncio.CancelledError):
-        await kicked
-
-
-async def test_outside_cancellation_is_not_turned_into_a_timeout() -> None:
-    clock = FakeClock()
-
-    async def guarded() -> None:
-        async with InactivityTimeout(clock, 10.0):
-            await asyncio.Event().wait()
-
-    task = asyncio.create_task(guarded())
-    await settle()
-    task.cancel()
-    with pytest.raises(asyncio.CancelledError):
-        await task
-    await advance(clock, 20.0)  # the timer was cancelled with the scope: nothing fires
-    assert not clock.has_waiters()

@@ -1,11 +1,15 @@
+"""kcontrol.flowcontrol.TokenBucketRateLimiter: the one token bucket, with each way its users
+take tokens (the client's wait, the workqueue's reserve, the event spam filter's try_accept)."""
+
 from __future__ import annotations
 
 import asyncio
 
 import pytest
 
-from kcontrol.client import TokenBucketRateLimiter
+import kcontrol.flowcontrol
 from kcontrol.clock import FakeClock
+from kcontrol.flowcontrol import TokenBucketRateLimiter
 
 
 async def settle() -> None:
@@ -15,7 +19,12 @@ async def settle() -> None:
 
 @pytest.mark.parametrize(
     ("qps", "burst"),
-    [pytest.param(0, 1, id="zero-qps"), pytest.param(-1, 1, id="negative-qps"), (1, 0)],
+    [
+        pytest.param(0, 1, id="zero-qps"),
+        pytest.param(-1, 1, id="negative-qps"),
+        pytest.param(float("nan"), 1, id="nan-qps"),
+        (1, 0),
+    ],
 )
 def test_rejects_invalid_parameters(qps: float, burst: int) -> None:
     with pytest.raises(ValueError):
@@ -108,3 +117,42 @@ async def test_sustained_rate_matches_qps() -> None:
     await task
     # one token at once, then 8 more at 4/s
     assert clock.now() - start == pytest.approx(2.0, abs=0.25)
+
+
+def test_public_surface() -> None:
+    assert kcontrol.flowcontrol.__all__ == ["TokenBucketRateLimiter"]
+
+
+def test_reserve_takes_the_next_token_and_says_when_it_is_due() -> None:
+    clock = FakeClock()
+    limiter = TokenBucketRateLimiter(qps=10, burst=2, clock=clock)
+    assert [limiter.reserve() for _ in range(4)] == pytest.approx([0, 0, 0.1, 0.2])
+    assert limiter.tokens() == pytest.approx(-2)
+    assert not limiter.try_accept(), "reserved tokens are not there to take"
+    clock.step(0.2)
+    assert limiter.tokens() == pytest.approx(0, abs=1e-9)
+    assert limiter.reserve() == pytest.approx(0.1)
+
+
+def test_try_accept_refills_continuously_and_never_reserves() -> None:
+    clock = FakeClock()
+    limiter = TokenBucketRateLimiter(qps=1 / 300, burst=2, clock=clock)
+    assert limiter.try_accept()
+    assert limiter.try_accept()
+    assert not limiter.try_accept()
+    assert limiter.tokens() == pytest.approx(0)
+    clock.step(299)
+    assert not limiter.try_accept()
+    clock.step(1)
+    assert limiter.try_accept()
+    assert not limiter.try_accept()
+
+
+async def test_infinite_qps_never_limits() -> None:
+    clock = FakeClock()
+    limiter = TokenBucketRateLimiter(qps=float("inf"), burst=1, clock=clock)
+    assert all(limiter.try_accept() for _ in range(100))
+    assert [limiter.reserve() for _ in range(100)] == [0.0] * 100
+    assert await limiter.wait() == 0.0
+    assert limiter.qps == float("inf")
+    assert limiter.burst == 1
