@@ -1,0 +1,447 @@
+"""The Deployment controller: informers, event handlers, and ``syncDeployment``.
+
+Wiring (as kube-controller-manager's): informers on Deployments, ReplicaSets and Pods; a
+rate-limited queue named ``deployment``; 5 workers by default
+(``--concurrent-deployment-syncs``); a key failing 15 times in a row is dropped until the next
+event. Events are recorded as ``deployment-controller``.
+
+Handlers only queue keys; :meth:`DeploymentController.sync` reads the current state from the
+caches and converges it, in upstream's priority order:
+
+1. the Deployment is gone -> nothing to do;
+2. its selector is empty -> Warning ``SelectingAll``, record ``observedGeneration``, stop;
+3. claim its ReplicaSets (adopt matching orphans, release those that stopped matching) and
+   group its pods by ReplicaSet;
+4. it is being deleted -> write the status only;
+5. record pausing or resuming in the Progressing condition;
+6. paused -> resize and clean up only;
+7. a rollback is requested -> roll back;
+8. ``spec.replicas`` changed (a scaling event) -> resize only;
+9. otherwise one step of the Recreate or RollingUpdate strategy.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping
+from typing import Any, Final
+
+from prometheus_client import CollectorRegistry
+
+from controllers.deployment._annotations import rollback_to
+from controllers.deployment._fields import (
+    CONTROLLER_KIND,
+    RECREATE,
+    ROLLING_UPDATE,
+    deletion_timestamp,
+    generation,
+    is_controlled_by,
+    labels_of,
+    name_of,
+    namespace_of,
+    spec,
+    status,
+    strategy_type,
+    uid_of,
+)
+from controllers.deployment._recreate import rollout_recreate
+from controllers.deployment._replicasets import deployments_selecting
+from controllers.deployment._rollback import rollback
+from controllers.deployment._rolling import rollout_rolling
+from controllers.deployment._sync import (
+    check_paused_conditions,
+    is_scaling_event,
+    sync,
+    sync_status_only,
+)
+from controllers.deployment._writes import SyncContext, update_deployment_status
+from kcontrol.client import DEPLOYMENTS, PODS, REPLICASETS, Client, Object
+from kcontrol.clock import Clock, RealClock
+from kcontrol.controller import (
+    Controller,
+    ControllerOptions,
+    ControllerRefManager,
+    Result,
+    get_controller_of,
+    key_func,
+    recheck_owner,
+)
+from kcontrol.errors import (
+    NAMESPACE_TERMINATING_CAUSE,
+    ApiError,
+    Conflict,
+    NotFound,
+    has_status_cause,
+)
+from kcontrol.events import EVENT_TYPE_WARNING, EventRecorder
+from kcontrol.informers import (
+    DeletedFinalStateUnknown,
+    ResourceEventHandlerFuncs,
+    SharedInformerFactory,
+    split_meta_namespace_key,
+)
+from kcontrol.labels import Selector, SelectorError, selector_from_label_selector
+from kcontrol.logging import get_logger
+
+__all__ = [
+    "DEFAULT_WORKERS",
+    "MAX_RETRIES",
+    "NAME",
+    "QUEUE_NAME",
+    "DeploymentController",
+    "PodMap",
+]
+
+_log = get_logger(__name__)
+
+NAME: Final = "deployment-controller"
+"""The controller's name: ``--controllers`` entry and event source."""
+QUEUE_NAME: Final = "deployment"
+"""The work queue's (and the runner's) name, as upstream's."""
+MAX_RETRIES: Final = 15
+"""Failed syncs of a key before it is dropped out of the queue."""
+DEFAULT_WORKERS: Final = 5
+
+PodMap = dict[str, list[Object]]
+"""A Deployment's pods keyed by the UID of the claimed ReplicaSet that controls them."""
+
+
+class DeploymentController:
+    """Syncs Deployments with their ReplicaSets; see the module docstring.
+
+    ``client`` reads live objects (the pre-adoption check) and sends every write;
+    ``informers`` provides the Deployment, ReplicaSet and Pod informers (the caller runs
+    the factory); ``recorder`` records events as ``deployment-controller``; ``clock`` gives
+    the runner its time and conditions their wall time. The remaining arguments go to
+    :class:`~kcontrol.controller.ControllerOptions`.
+
+    :meth:`run` blocks until cancelled. Tests call the handlers and :meth:`sync` directly.
+    """
+
+    def __init__(
+        self,
+        *,
+        client: Client,
+        informers: SharedInformerFactory,
+        recorder: EventRecorder,
+        workers: int = DEFAULT_WORKERS,
+        clock: Clock | None = None,
+        registry: CollectorRegistry | None = None,
+        sync_timeout: float | None = None,
+    ) -> None:
+        self._client = client
+        self._recorder = recorder
+        self._clock: Clock = clock or RealClock()
+        d_informer = informers.for_resource(DEPLOYMENTS)
+        rs_informer = informers.for_resource(REPLICASETS)
+        pod_informer = informers.for_resource(PODS)
+        self._d_lister = d_informer.lister()
+        self._rs_lister = rs_informer.lister()
+        self._pod_lister = pod_informer.lister()
+        self._ctx = SyncContext(
+            client=client, recorder=recorder, rs_lister=self._rs_lister, clock=self._clock
+        )
+        self.controller = Controller(
+            ControllerOptions(
+                name=QUEUE_NAME,
+                sync=self.sync,
+                workers=workers,
+                has_synced=[d_informer.has_synced, rs_informer.has_synced, pod_informer.has_synced],
+                sync_timeout=sync_timeout,
+                max_retries=MAX_RETRIES,
+                clock=self._clock,
+                registry=registry,
+            )
+        )
+        d_informer.add_event_handler(
+            ResourceEventHandlerFuncs(
+                add_func=self.add_deployment,
+                update_func=self.update_deployment,
+                delete_func=self.delete_deployment,
+            )
+        )
+        rs_informer.add_event_handler(
+            ResourceEventHandlerFuncs(
+                add_func=self.add_replica_set,
+                update_func=self.update_replica_set,
+                delete_func=self.delete_replica_set,
+            )
+        )
+        pod_informer.add_event_handler(ResourceEventHandlerFuncs(delete_func=self.delete_pod))
+
+    async def run(self) -> None:
+        """Wait for the caches, then sync Deployments until cancelled."""
+        await self.controller.run()
+
+    def _enqueue(self, deployment: Mapping[str, Any]) -> None:
+        self.controller.enqueue(key_func(deployment))
+
+    # -- Deployment events -------------------------------------------------------------------
+
+    def add_deployment(self, deployment: Object) -> None:
+        self._enqueue(deployment)
+
+    def update_deployment(self, old: Object, current: Object) -> None:
+        self._enqueue(current)
+
+    def delete_deployment(self, obj: Any) -> None:
+        deployment = _unwrap(obj, "Deployment")
+        if deployment is not None:
+            self._enqueue(deployment)
+
+    # -- ReplicaSet events -------------------------------------------------------------------
+
+    def add_replica_set(self, replica_set: Object) -> None:
+        """A new ReplicaSet wakes its controlling Deployment or, if it is an orphan, every
+        Deployment that selects it (one of them may adopt it). One already being deleted
+        (seen at start-up) counts as deleted."""
+        if deletion_timestamp(replica_set) is not None:
+            self.delete_replica_set(replica_set)
+            return
+        ref = get_controller_of(replica_set)
+        if ref is not None:
+            deployment = self._resolve_controller_ref(namespace_of(replica_set), ref)
+            if deployment is not None:
+                self._enqueue(deployment)
+            return
+        for deployment in self._deployments_for_replica_set(replica_set):
+            self._enqueue(deployment)
+
+    def update_replica_set(self, old: Object, current: Object) -> None:
+        """A changed ReplicaSet wakes its old controller if the controller reference
+        changed, and its current one; an orphan wakes the Deployments selecting it when its
+        labels or reference changed. Resyncs (same resourceVersion) are ignored."""
+        if _resource_version(old) == _resource_version(current):
+            return
+        current_ref = get_controller_of(current)
+        old_ref = get_controller_of(old)
+        ref_changed = current_ref != old_ref
+        if ref_changed and old_ref is not None:
+            deployment = self._resolve_controller_ref(namespace_of(old), old_ref)
+            if deployment is not None:
+                self._enqueue(deployment)
+        if current_ref is not None:
+            deployment = self._resolve_controller_ref(namespace_of(current), current_ref)
+            if deployment is not None:
+                self._enqueue(deployment)
+            return
+        if ref_changed or labels_of(current) != labels_of(old):
+            for deployment in self._deployments_for_replica_set(current):
+                self._enqueue(deployment)
+
+    def delete_replica_set(self, obj: Any) -> None:
+        """A deleted ReplicaSet wakes its controlling Deployment; orphans wake nobody."""
+        replica_set = _unwrap(obj, "ReplicaSet")
+        if replica_set is None:
+            return
+        ref = get_controller_of(replica_set)
+        if ref is None:
+            return
+        deployment = self._resolve_controller_ref(namespace_of(replica_set), ref)
+        if deployment is not None:
+            self._enqueue(deployment)
+
+    # -- Pod events --------------------------------------------------------------------------
+
+    def delete_pod(self, obj: Any) -> None:
+        """A deleted pod wakes its Recreate Deployment once that has no pod left (the new
+        ReplicaSet is created only then).
+
+        The Deployment's ReplicaSets are read from the cache (upstream LISTs them from the
+        server here): a handler must not block, and the sync it triggers re-reads everything
+        anyway. The deleted pod is already gone from the pod cache when this runs."""
+        pod = _unwrap(obj, "Pod")
+        if pod is None:
+            return
+        deployment = self._deployment_for_pod(pod)
+        if deployment is None or strategy_type(deployment) != RECREATE:
+            return
+        try:
+            selector = _selector(deployment)
+        except SelectorError:
+            return
+        owned = [
+            rs
+            for rs in self._rs_lister.list(namespace_of(deployment), selector)
+            if is_controlled_by(rs, deployment)
+        ]
+        pod_map = self._pod_map(deployment, selector, owned)
+        if not any(pod_map.values()):
+            self._enqueue(deployment)
+
+    def _deployment_for_pod(self, pod: Mapping[str, Any]) -> Object | None:
+        ref = get_controller_of(pod)
+        if ref is None or ref.get("kind") != "ReplicaSet":
+            return None
+        try:
+            replica_set = self._rs_lister.get(namespace_of(pod), str(ref.get("name")))
+        except NotFound:
+            return None
+        if uid_of(replica_set) != ref.get("uid"):
+            return None
+        rs_ref = get_controller_of(replica_set)
+        if rs_ref is None:
+            return None
+        return self._resolve_controller_ref(namespace_of(replica_set), rs_ref)
+
+    # -- lookups -----------------------------------------------------------------------------
+
+    def _resolve_controller_ref(self, namespace: str, ref: Mapping[str, Any]) -> Object | None:
+        """The cached Deployment a controller reference names (kind and UID must match)."""
+        if ref.get("kind") != CONTROLLER_KIND[1]:
+            return None
+        try:
+            deployment = self._d_lister.get(namespace, str(ref.get("name")))
+        except NotFound:
+            return None
+        if uid_of(deployment) != ref.get("uid"):
+            return None
+        return deployment
+
+    def _deployments_for_replica_set(self, replica_set: Mapping[str, Any]) -> list[Object]:
+        deployments = deployments_selecting(
+            replica_set, self._d_lister.list(namespace_of(replica_set))
+        )
+        if len(deployments) > 1:
+            _log.debug(
+                "user error: more than one deployment selects a replica set",
+                replicaset=f"{namespace_of(replica_set)}/{name_of(replica_set)}",
+            )
+        return deployments
+
+    def _pod_map(
+        self, deployment: Mapping[str, Any], selector: Selector, rs_list: list[Object]
+    ) -> PodMap:
+        """The Deployment's pods (inactive ones too: Recreate must see them) grouped by the
+        UID of the ReplicaSet of ``rs_list`` that controls them."""
+        pod_map: PodMap = {uid_of(rs): [] for rs in rs_list}
+        for pod in self._pod_lister.list(namespace_of(deployment), selector):
+            ref = get_controller_of(pod)
+            if ref is None:
+                continue
+            pods = pod_map.get(str(ref.get("uid")))
+            if pods is not None:
+                pods.append(pod)
+        return pod_map
+
+    # -- sync --------------------------------------------------------------------------------
+
+    async def sync(self, key: str) -> Result | None:
+        """Converge the Deployment named by ``key``; see the module docstring.
+
+        A write refused for a stale resourceVersion requeues the key (rate-limited) without
+        counting as an error; a write refused because the namespace is terminating drops it
+        (every later write would fail too). Other errors propagate to the runner.
+        """
+        namespace, name = split_meta_namespace_key(key)
+        try:
+            cached = self._d_lister.get(namespace, name)
+        except NotFound:
+            _log.debug("deployment has been deleted", key=key)
+            return None
+        deployment: Object = copy.deepcopy(cached)  # never change the cache
+        try:
+            return await self._sync_deployment(deployment)
+        except Conflict as error:
+            _log.debug("conflict; requeueing", key=key, error=str(error))
+            return Result(requeue=True)
+        except ApiError as error:
+            if has_status_cause(error, NAMESPACE_TERMINATING_CAUSE):
+                _log.debug("namespace is terminating; dropping the key", key=key, error=str(error))
+                return None
+            raise
+
+    async def _sync_deployment(self, deployment: Object) -> Result | None:
+        ctx = self._ctx
+        if _selects_everything(deployment):
+            self._recorder.event(
+                deployment,
+                EVENT_TYPE_WARNING,
+                "SelectingAll",
+                "This deployment is selecting all pods. A non-empty selector is required.",
+            )
+            if int(status(deployment).get("observedGeneration") or 0) < generation(deployment):
+                deployment.setdefault("status", {})["observedGeneration"] = generation(deployment)
+                try:
+                    await update_deployment_status(ctx, deployment)
+                except ApiError as error:  # upstream ignores it too: the next event retries
+                    _log.debug("recording observedGeneration failed", error=str(error))
+            return None
+
+        try:
+            selector = _selector(deployment)
+        except SelectorError as error:
+            raise ValueError(
+                f"deployment {namespace_of(deployment)}/{name_of(deployment)} has invalid "
+                f"label selector: {error}"
+            ) from error
+        rs_list = await self._claim_replica_sets(deployment, selector)
+        pod_map = self._pod_map(deployment, selector, rs_list)
+
+        if deletion_timestamp(deployment) is not None:
+            await sync_status_only(ctx, deployment, rs_list)
+            return None
+
+        await check_paused_conditions(ctx, deployment)
+
+        if spec(deployment).get("paused"):
+            await sync(ctx, deployment, rs_list)
+            return None
+
+        # Rollback is not re-entrant (it changes revisions): finish it before anything else.
+        if rollback_to(deployment) is not None:
+            await rollback(ctx, deployment, rs_list)
+            return None
+
+        if await is_scaling_event(ctx, deployment, rs_list):
+            await sync(ctx, deployment, rs_list)
+            return None
+
+        kind = strategy_type(deployment)
+        if kind == RECREATE:
+            return await rollout_recreate(ctx, deployment, rs_list, pod_map)
+        if kind == ROLLING_UPDATE:
+            return await rollout_rolling(ctx, deployment, rs_list)
+        raise ValueError(f"unexpected deployment strategy type: {kind}")
+
+    async def _claim_replica_sets(self, deployment: Object, selector: Selector) -> list[Object]:
+        """The ReplicaSets this Deployment owns after adopting matching orphans and releasing
+        owned ones that stopped matching. Adoption is preceded by a live GET proving the
+        Deployment still exists with the same UID and is not being deleted."""
+        manager = ControllerRefManager(
+            self._client,
+            deployment,
+            selector,
+            CONTROLLER_KIND,
+            REPLICASETS,
+            can_adopt=recheck_owner(self._client, DEPLOYMENTS, deployment),
+        )
+        return await manager.claim(self._rs_lister.list(namespace_of(deployment)))
+
+
+def _selector(deployment: Mapping[str, Any]) -> Selector:
+    return selector_from_label_selector(spec(deployment).get("selector"))
+
+
+def _selects_everything(deployment: Mapping[str, Any]) -> bool:
+    """Whether the selector is present but empty (a missing one selects nothing)."""
+    selector = spec(deployment).get("selector")
+    return (
+        isinstance(selector, Mapping)
+        and not selector.get("matchLabels")
+        and not selector.get("matchExpressions")
+    )
+
+
+def _resource_version(obj: Mapping[str, Any]) -> str:
+    return str((obj.get("metadata") or {}).get("resourceVersion") or "")
+
+
+def _unwrap(obj: Any, kind: str) -> Mapping[str, Any] | None:
+    """The object of a delete notification: itself, or the last state in a tombstone."""
+    if isinstance(obj, DeletedFinalStateUnknown):
+        obj = obj.obj
+    if not isinstance(obj, Mapping) or obj.get("kind") not in (None, kind):
+        _log.error("couldn't get an object from a delete notification", kind=kind, object=repr(obj))
+        return None
+    return obj
