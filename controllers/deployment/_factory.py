@@ -5,9 +5,17 @@ from __future__ import annotations
 from typing import Final
 
 from controllers.deployment._controller import NAME, DeploymentController
-from kcontrol.manager import ControllerContext, ControllerSpec
+from kcontrol.manager import ControllerContext, ControllerFlag, ControllerSpec
 
-__all__ = ["SPEC", "SYNC_TIMEOUT", "new_controller"]
+__all__ = ["CONCURRENT_SYNCS", "SPEC", "SYNC_TIMEOUT", "new_controller"]
+
+CONCURRENT_SYNCS = ControllerFlag(
+    "concurrent-deployment-syncs",
+    default=5,
+    help="The number of deployment objects that are allowed to sync concurrently.",
+    minimum=1,
+)
+"""kube-controller-manager's ``--concurrent-deployment-syncs`` (default 5)."""
 
 SYNC_TIMEOUT: Final = 60.0
 """Seconds one sync may take before it is cancelled and retried. A sync makes a handful of
@@ -22,11 +30,11 @@ def new_controller(ctx: ControllerContext) -> DeploymentController:
         client=ctx.client,
         informers=ctx.informers,
         recorder=ctx.new_recorder(NAME),
-        workers=ctx.options.concurrent_deployment_syncs,
+        workers=ctx.flag(CONCURRENT_SYNCS.name),
         registry=ctx.registry,
         sync_timeout=SYNC_TIMEOUT,
     )
 
 
-SPEC = ControllerSpec(NAME, new_controller)
-"""``deployment-controller``, enabled by default."""
+SPEC = ControllerSpec(NAME, new_controller, flags=(CONCURRENT_SYNCS,))
+"""``deployment-controller``, enabled by default, with ``--concurrent-deployment-syncs``."""

@@ -58,9 +58,16 @@ from kcontrol.informers import (
     SharedInformerFactory,
 )
 from kcontrol.logging import get_logger
-from kcontrol.manager import ControllerContext, ControllerSpec
+from kcontrol.manager import ControllerContext, ControllerFlag, ControllerSpec
 
-__all__ = ["NAME", "QUEUE_NAME", "SPEC", "ReplicaSetController", "new_controller"]
+__all__ = [
+    "CONCURRENT_SYNCS",
+    "NAME",
+    "QUEUE_NAME",
+    "SPEC",
+    "ReplicaSetController",
+    "new_controller",
+]
 
 _log = get_logger(__name__)
 
@@ -69,6 +76,14 @@ NAME = "replicaset-controller"
 
 QUEUE_NAME = "replicaset"
 """The work queue's name (the ``name`` label of the ``workqueue_*`` metrics)."""
+
+CONCURRENT_SYNCS = ControllerFlag(
+    "concurrent-replicaset-syncs",
+    default=5,
+    help="The number of replica sets that are allowed to sync concurrently.",
+    minimum=1,
+)
+"""kube-controller-manager's ``--concurrent-replicaset-syncs`` (default 5)."""
 
 
 def _meta(obj: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -330,10 +345,10 @@ def new_controller(ctx: ControllerContext) -> ReplicaSetController:
         client=ctx.client,
         informers=ctx.informers,
         recorder=ctx.new_recorder(NAME),
-        workers=ctx.options.concurrent_replicaset_syncs,
+        workers=ctx.flag(CONCURRENT_SYNCS.name),
         registry=ctx.registry,
     )
 
 
-SPEC = ControllerSpec(NAME, new_controller)
+SPEC = ControllerSpec(NAME, new_controller, flags=(CONCURRENT_SYNCS,))
 """Registered through the ``kcontrol.controllers`` entry point ``replicaset-controller``."""

@@ -15,6 +15,7 @@ from kcontrol.leaderelection._config import (
     InvalidLeaderElectionConfig,
     LeaderCallbacks,
     LeaderElectionConfig,
+    validate_timings,
 )
 from kcontrol.leaderelection._elector import LeaderElector, LeadershipLost
 from kcontrol.leaderelection._healthz import HealthzAdaptor
@@ -33,4 +34,5 @@ __all__ = [
     "LeaseLock",
     "LockNotInitialized",
     "ResourceLock",
+    "validate_timings",
 ]

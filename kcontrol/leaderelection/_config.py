@@ -17,12 +17,51 @@ __all__ = [
     "InvalidLeaderElectionConfig",
     "LeaderCallbacks",
     "LeaderElectionConfig",
+    "validate_timings",
 ]
 
 JITTER_FACTOR = 1.2
 """client-go's ``leaderelection.JitterFactor``: acquire retries wait ``retry_period`` times a
 random factor in ``[1, 1 + JITTER_FACTOR)``, and ``renew_deadline`` must exceed
 ``JITTER_FACTOR * retry_period``."""
+
+
+def validate_timings(
+    lease_duration: float,
+    renew_deadline: float,
+    retry_period: float,
+    *,
+    names: tuple[str, str, str] = ("lease_duration", "renew_deadline", "retry_period"),
+) -> None:
+    """client-go's ``NewLeaderElector`` rules, the one place they are checked: every duration
+    > 0, ``lease_duration >= 1`` (the Lease holds whole seconds), and
+    ``lease_duration > renew_deadline > JITTER_FACTOR * retry_period``.
+
+    ``names`` are what the messages call the three values (kcontrol-manager passes its flag
+    names). Raises :class:`InvalidLeaderElectionConfig` (a :class:`ValueError`).
+    """
+    lease_name, renew_name, retry_name = names
+    for label, value in (
+        (lease_name, lease_duration),
+        (renew_name, renew_deadline),
+        (retry_name, retry_period),
+    ):
+        if not value > 0:
+            raise InvalidLeaderElectionConfig(f"{label} must be greater than zero, not {value}")
+    if lease_duration < 1:
+        raise InvalidLeaderElectionConfig(
+            f"{lease_name} is written to the Lease in whole seconds and must be at least 1, "
+            f"not {lease_duration}"
+        )
+    if lease_duration <= renew_deadline:
+        raise InvalidLeaderElectionConfig(
+            f"{lease_name} must be greater than {renew_name} ({lease_duration} <= {renew_deadline})"
+        )
+    if renew_deadline <= JITTER_FACTOR * retry_period:
+        raise InvalidLeaderElectionConfig(
+            f"{renew_name} must be greater than {JITTER_FACTOR} * {retry_name} "
+            f"({renew_deadline} <= {JITTER_FACTOR} * {retry_period})"
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,28 +115,7 @@ class LeaderElectionConfig:
     registry: CollectorRegistry | None = None
 
     def __post_init__(self) -> None:
-        for label, value in (
-            ("lease_duration", self.lease_duration),
-            ("renew_deadline", self.renew_deadline),
-            ("retry_period", self.retry_period),
-        ):
-            if not value > 0:
-                raise InvalidLeaderElectionConfig(f"{label} must be greater than zero, not {value}")
-        if self.lease_duration < 1:
-            raise InvalidLeaderElectionConfig(
-                "lease_duration is written to the Lease in whole seconds and must be at least 1, "
-                f"not {self.lease_duration}"
-            )
-        if self.lease_duration <= self.renew_deadline:
-            raise InvalidLeaderElectionConfig(
-                f"lease_duration ({self.lease_duration}) must be greater than renew_deadline "
-                f"({self.renew_deadline})"
-            )
-        if self.renew_deadline <= JITTER_FACTOR * self.retry_period:
-            raise InvalidLeaderElectionConfig(
-                f"renew_deadline ({self.renew_deadline}) must be greater than "
-                f"{JITTER_FACTOR} * retry_period ({self.retry_period})"
-            )
+        validate_timings(self.lease_duration, self.renew_deadline, self.retry_period)
         if not self.lock.identity:
             raise InvalidLeaderElectionConfig("the lock's identity is empty")
 

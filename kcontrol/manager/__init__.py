@@ -11,6 +11,7 @@ from kcontrol.manager._health import HealthCheck, HealthServer, NamedCheck
 from kcontrol.manager._main import main, new_metrics_registry
 from kcontrol.manager._manager import Manager, default_identity, load_client_config
 from kcontrol.manager._options import (
+    ControllerFlag,
     ManagerOptions,
     OptionsError,
     controller_enabled,
@@ -31,6 +32,7 @@ __all__ = [
     "ENTRY_POINT_GROUP",
     "ControllerContext",
     "ControllerFactory",
+    "ControllerFlag",
     "ControllerRegistry",
     "ControllerSpec",
     "HealthCheck",

@@ -57,8 +57,9 @@ def main(
     ``registry`` holds the controllers that can be enabled; by default those installed
     packages declare in the ``kcontrol.controllers`` entry-point group.
     """
+    controllers = registry if registry is not None else ControllerRegistry.from_entry_points()
     try:
-        options, show_version = parse_args(argv)
+        options, show_version = parse_args(argv, controllers.flags())
     except SystemExit as exit_:  # --help, or a flag argparse rejected (it printed why)
         return exit_.code if isinstance(exit_.code, int) else EXIT_USAGE
     if show_version:
@@ -66,7 +67,6 @@ def main(
         return EXIT_OK
     try:
         options.validate()
-        controllers = registry if registry is not None else ControllerRegistry.from_entry_points()
         controllers.select(options.controllers)
     except OptionsError as error:
         print(f"{COMPONENT}: {error}", file=sys.stderr)

@@ -88,7 +88,7 @@ from kcontrol.leaderelection import (
 from kcontrol.logging import get_logger
 from kcontrol.manager._apiserver import wait_for_api_server
 from kcontrol.manager._health import HealthServer
-from kcontrol.manager._options import ManagerOptions
+from kcontrol.manager._options import ManagerOptions, resolve_controller_flags
 from kcontrol.manager._registry import (
     ControllerContext,
     ControllerRegistry,
@@ -153,6 +153,9 @@ class Manager:
         options.validate()
         self._options = options
         self._specs: list[ControllerSpec] = controllers.select(options.controllers)
+        self._controller_flags = resolve_controller_flags(
+            controllers.flags(), options.controller_flags
+        )
         self._registry = registry if registry is not None else CollectorRegistry()
         self._client_config = client_config
         self._freeze_gc_after_sync = freeze_gc_after_sync
@@ -271,6 +274,7 @@ class Manager:
                 registry=self._registry,
                 identity=self.identity,
                 recorder_factory=lambda component: broadcaster.new_recorder(component=component),
+                flags=self._controller_flags,
             )
             runnables = self._build(context)
             lost = False

@@ -18,13 +18,16 @@ from __future__ import annotations
 import argparse
 import ipaddress
 import re
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
 
-from kcontrol.errors import OptionsError
+from kcontrol.errors import InvalidLeaderElectionConfig, OptionsError
+from kcontrol.leaderelection import validate_timings
 from kcontrol.logging import LOG_FORMATS, LogFormat
 
 __all__ = [
+    "ControllerFlag",
     "ManagerOptions",
     "OptionsError",
     "controller_enabled",
@@ -86,15 +89,62 @@ def parse_bool(text: str) -> bool:
     raise ValueError(f"invalid boolean {text!r}")
 
 
+@dataclass(frozen=True, slots=True)
+class ControllerFlag:
+    """A flag a controller declares for itself (kube-controller-manager's per-controller
+    options, such as ``--concurrent-deployment-syncs``), through its
+    :class:`~kcontrol.manager.ControllerSpec`.
+
+    ``name`` is the flag without its dashes; ``parse`` turns the command-line text into the
+    value (raising :class:`ValueError`); ``minimum`` bounds numeric values. The manager accepts
+    every registered controller's flags, enabled or not (as kube-controller-manager does), and
+    a controller reads its value with :meth:`ControllerContext.flag
+    <kcontrol.manager.ControllerContext.flag>`.
+    """
+
+    name: str
+    default: Any
+    help: str
+    parse: Callable[[str], Any] = int
+    minimum: float | None = None
+
+    def check(self, value: Any) -> None:
+        """Raise :class:`OptionsError` unless ``value`` is acceptable."""
+        if self.minimum is not None and not value >= self.minimum:
+            raise OptionsError(f"--{self.name} must be at least {self.minimum:g}, not {value}")
+
+
+def resolve_controller_flags(
+    flags: Iterable[ControllerFlag], given: Mapping[str, Any]
+) -> dict[str, Any]:
+    """Every declared flag's value: ``given`` (by name) over the declared defaults.
+
+    Raises :class:`OptionsError` for a value out of bounds or a name nobody declared.
+    """
+    declared = {flag.name: flag for flag in flags}
+    unknown = sorted(set(given) - set(declared))
+    if unknown:
+        raise OptionsError(f"unknown controller flags: {', '.join('--' + n for n in unknown)}")
+    values = {name: flag.default for name, flag in declared.items()}
+    values.update(given)
+    for name, value in values.items():
+        declared[name].check(value)
+    return values
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ManagerOptions:
-    """The parsed flags. Durations are seconds."""
+    """The parsed flags. Durations are seconds.
+
+    ``controller_flags`` holds the controller-declared flags given on the command line, by
+    name (``{"concurrent-deployment-syncs": 10}``); the others take their declared defaults
+    when the manager builds its controllers.
+    """
 
     kubeconfig: str | None = None
     master: str | None = None
     controllers: tuple[str, ...] = ("*",)
-    concurrent_deployment_syncs: int = 5
-    concurrent_replicaset_syncs: int = 5
+    controller_flags: Mapping[str, Any] = field(default_factory=dict)
     kube_api_qps: float = 20.0
     kube_api_burst: int = 30
     leader_elect: bool = True
@@ -112,8 +162,6 @@ class ManagerOptions:
 
     def validate(self) -> None:
         """Raise :class:`OptionsError` for values that cannot work together."""
-        if self.concurrent_deployment_syncs < 1 or self.concurrent_replicaset_syncs < 1:
-            raise OptionsError("--concurrent-*-syncs must be at least 1")
         if self.kube_api_burst < 1 and self.kube_api_qps > 0:
             raise OptionsError("--kube-api-burst must be at least 1")
         if not 0 <= self.metrics_port <= 65535:
@@ -125,22 +173,19 @@ class ManagerOptions:
                 f"--bind-address {self.bind_address!r} is not an IP address"
             ) from None
         if self.leader_elect:
-            lease = self.leader_elect_lease_duration
-            renew = self.leader_elect_renew_deadline
-            retry = self.leader_elect_retry_period
-            # client-go's NewLeaderElector rules.
-            if min(lease, renew, retry) <= 0:
-                raise OptionsError("leader election durations must be greater than zero")
-            if lease <= renew:
-                raise OptionsError(
-                    "--leader-elect-lease-duration must be greater than "
-                    "--leader-elect-renew-deadline"
+            try:
+                validate_timings(
+                    self.leader_elect_lease_duration,
+                    self.leader_elect_renew_deadline,
+                    self.leader_elect_retry_period,
+                    names=(
+                        "--leader-elect-lease-duration",
+                        "--leader-elect-renew-deadline",
+                        "--leader-elect-retry-period",
+                    ),
                 )
-            if renew <= 1.2 * retry:
-                raise OptionsError(
-                    "--leader-elect-renew-deadline must be greater than 1.2 x "
-                    "--leader-elect-retry-period"
-                )
+            except InvalidLeaderElectionConfig as error:
+                raise OptionsError(str(error)) from None
             if not self.leader_elect_resource_name or not self.leader_elect_resource_namespace:
                 raise OptionsError("--leader-elect-resource-name and -namespace must be set")
 
@@ -178,8 +223,23 @@ def _list(text: str) -> tuple[str, ...]:
     return tuple(part.strip() for part in text.split(",") if part.strip())
 
 
-def build_parser(prog: str = "kcontrol-manager") -> argparse.ArgumentParser:
-    """The argument parser (also renders ``--help``)."""
+def _controller_flag_type(flag: ControllerFlag) -> Callable[[str], Any]:
+    def parse(text: str) -> Any:
+        try:
+            value = flag.parse(text)
+            flag.check(value)
+        except (ValueError, OptionsError) as error:
+            raise argparse.ArgumentTypeError(str(error)) from None
+        return value
+
+    parse.__name__ = flag.parse.__name__  # argparse names the type in its messages
+    return parse
+
+
+def build_parser(
+    prog: str = "kcontrol-manager", controller_flags: Iterable[ControllerFlag] = ()
+) -> argparse.ArgumentParser:
+    """The argument parser (also renders ``--help``), with ``controller_flags`` added."""
     defaults = ManagerOptions()
     parser = argparse.ArgumentParser(
         prog=prog,
@@ -202,8 +262,14 @@ def build_parser(prog: str = "kcontrol-manager") -> argparse.ArgumentParser:
             "'-foo' disables foo; the first match wins. Default '*'."
         ),
     )
-    add("--concurrent-deployment-syncs", type=int, default=defaults.concurrent_deployment_syncs)
-    add("--concurrent-replicaset-syncs", type=int, default=defaults.concurrent_replicaset_syncs)
+    for flag in controller_flags:
+        add(
+            f"--{flag.name}",
+            dest=_flag_dest(flag.name),
+            type=_controller_flag_type(flag),
+            default=argparse.SUPPRESS,  # only flags given land in controller_flags
+            help=f"{flag.help} (default {flag.default})",
+        )
     add("--kube-api-qps", type=float, default=defaults.kube_api_qps)
     add("--kube-api-burst", type=int, default=defaults.kube_api_burst)
     add(
@@ -240,19 +306,32 @@ def build_parser(prog: str = "kcontrol-manager") -> argparse.ArgumentParser:
     return parser
 
 
-def parse_args(argv: Sequence[str] | None) -> tuple[ManagerOptions, bool]:
+def _flag_dest(name: str) -> str:
+    return "controller_flag:" + name
+
+
+def parse_args(
+    argv: Sequence[str] | None, controller_flags: Iterable[ControllerFlag] = ()
+) -> tuple[ManagerOptions, bool]:
     """Parse ``argv`` into options; the flag says whether ``--version`` was asked for.
 
-    Invalid flags exit with status 2 and a usage message (argparse's behaviour); values
-    that are valid alone but not together raise :class:`OptionsError`.
+    ``controller_flags`` are the flags the registered controllers declare
+    (:meth:`ControllerRegistry.flags <kcontrol.manager.ControllerRegistry.flags>`). Invalid
+    flags exit with status 2 and a usage message (argparse's behaviour); values that are
+    valid alone but not together raise :class:`OptionsError`.
     """
-    namespace = build_parser().parse_args(argv)
+    flags = list(controller_flags)
+    namespace = build_parser(controller_flags=flags).parse_args(argv)
+    given = {
+        flag.name: getattr(namespace, _flag_dest(flag.name))
+        for flag in flags
+        if hasattr(namespace, _flag_dest(flag.name))
+    }
     options = ManagerOptions(
         kubeconfig=namespace.kubeconfig,
         master=namespace.master,
         controllers=namespace.controllers,
-        concurrent_deployment_syncs=namespace.concurrent_deployment_syncs,
-        concurrent_replicaset_syncs=namespace.concurrent_replicaset_syncs,
+        controller_flags=given,
         kube_api_qps=namespace.kube_api_qps,
         kube_api_burst=namespace.kube_api_burst,
         leader_elect=namespace.leader_elect,

@@ -13,10 +13,10 @@ controller's name (what ``--controllers`` refers to).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from importlib.metadata import entry_points
-from typing import Protocol
+from typing import Any, Protocol
 
 from prometheus_client import CollectorRegistry
 
@@ -24,7 +24,12 @@ from kcontrol.client import Client
 from kcontrol.events import EventRecorder
 from kcontrol.informers import SharedInformerFactory
 from kcontrol.logging import get_logger
-from kcontrol.manager._options import ManagerOptions, OptionsError, controller_enabled
+from kcontrol.manager._options import (
+    ControllerFlag,
+    ManagerOptions,
+    OptionsError,
+    controller_enabled,
+)
 
 __all__ = [
     "ENTRY_POINT_GROUP",
@@ -59,7 +64,8 @@ class ControllerContext:
       its lease they raise :class:`~kcontrol.errors.WriteRefused` instead of being sent.
     - ``informers``: the shared informer factory; ask it for informers while building, they
       are started by the manager (caches are shared between controllers).
-    - ``options``: the parsed flags (``concurrent_deployment_syncs``, ...).
+    - ``options``: the parsed manager flags (``kube_api_qps``, ...).
+    - ``flags``: every controller-declared flag's value, by name (see :meth:`flag`).
     - ``registry``: the Prometheus registry served on ``/metrics``; pass it to controllers.
     - ``identity``: this process's leader-election identity (``<hostname>_<uuid>``).
     - ``new_recorder(component)``: an event recorder whose events carry ``component`` as
@@ -77,10 +83,17 @@ class ControllerContext:
     registry: CollectorRegistry
     identity: str
     recorder_factory: Callable[[str], EventRecorder]
+    flags: Mapping[str, Any] = field(default_factory=dict)
 
     def new_recorder(self, component: str) -> EventRecorder:
         """An event recorder for ``component``."""
         return self.recorder_factory(component)
+
+    def flag(self, name: str) -> Any:
+        """The value of the controller flag ``name`` (``"concurrent-deployment-syncs"``): as
+        given on the command line, else as its :class:`ControllerFlag` declares. Raises
+        :class:`KeyError` for a flag no registered controller declares."""
+        return self.flags[name]
 
 
 ControllerFactory = Callable[[ControllerContext], Runnable | None]
@@ -94,11 +107,13 @@ so their informers warm up on standbys too.
 
 @dataclass(frozen=True, slots=True)
 class ControllerSpec:
-    """A named controller factory; ``enabled_by_default`` is what ``*`` selects."""
+    """A named controller factory; ``enabled_by_default`` is what ``*`` selects; ``flags``
+    are the command-line flags the controller declares (``--concurrent-...-syncs``)."""
 
     name: str
     factory: ControllerFactory
     enabled_by_default: bool = True
+    flags: tuple[ControllerFlag, ...] = ()
 
 
 class ControllerRegistry:
@@ -118,6 +133,10 @@ class ControllerRegistry:
             raise ValueError(f"invalid controller name {spec.name!r}")
         if spec.name in self._specs:
             raise ValueError(f"controller {spec.name!r} is registered twice")
+        taken = {flag.name for other in self._specs.values() for flag in other.flags}
+        for flag in spec.flags:
+            if flag.name in taken:
+                raise ValueError(f"flag --{flag.name} of {spec.name!r} is declared twice")
         self._specs[spec.name] = spec
 
     def register(
@@ -125,6 +144,13 @@ class ControllerRegistry:
     ) -> None:
         """Register ``factory`` under ``name``."""
         self.add(ControllerSpec(name, factory, enabled_by_default))
+
+    def flags(self) -> list[ControllerFlag]:
+        """The flags every registered controller declares (enabled or not, as
+        kube-controller-manager accepts them all), in name order."""
+        return sorted(
+            (flag for spec in self._specs.values() for flag in spec.flags), key=lambda f: f.name
+        )
 
     def names(self) -> list[str]:
         """Every registered name, sorted."""

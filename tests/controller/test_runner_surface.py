@@ -34,6 +34,7 @@ SURFACES = {
     "kcontrol.manager": {
         "ENTRY_POINT_GROUP",
         "ControllerContext",
+        "ControllerFlag",
         "ControllerFactory",
         "ControllerRegistry",
         "ControllerSpec",

@@ -16,6 +16,7 @@ EXPECTED = {
     "LeaseLock",
     "LockNotInitialized",
     "ResourceLock",
+    "validate_timings",
 }
 
 

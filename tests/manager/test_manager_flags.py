@@ -14,6 +14,7 @@ import pytest
 import kcontrol
 from examples.configmap_annotator import SPEC
 from kcontrol.manager import (
+    ControllerFlag,
     ControllerRegistry,
     ControllerSpec,
     ManagerOptions,
@@ -25,6 +26,7 @@ from kcontrol.manager import (
     parse_duration,
 )
 from kcontrol.manager import _registry as registry_module
+from kcontrol.manager._options import resolve_controller_flags
 
 
 @pytest.mark.parametrize(
@@ -72,8 +74,7 @@ def test_defaults_are_kube_controller_managers() -> None:
     assert not version
     assert options == ManagerOptions()
     assert options.controllers == ("*",)
-    assert options.concurrent_deployment_syncs == 5
-    assert options.concurrent_replicaset_syncs == 5
+    assert options.controller_flags == {}
     assert (options.kube_api_qps, options.kube_api_burst) == (20.0, 30)
     assert options.leader_elect is True
     assert (
@@ -98,11 +99,6 @@ def test_defaults_are_kube_controller_managers() -> None:
         pytest.param(["--controllers=*,-foo"], {"controllers": ("*", "-foo")}, id="controllers"),
         pytest.param(["--controllers", "a, b"], {"controllers": ("a", "b")}, id="spaces"),
         pytest.param(["--controllers="], {"controllers": ()}, id="controllers-empty"),
-        pytest.param(
-            ["--concurrent-deployment-syncs=10", "--concurrent-replicaset-syncs", "3"],
-            {"concurrent_deployment_syncs": 10, "concurrent_replicaset_syncs": 3},
-            id="concurrency",
-        ),
         pytest.param(
             ["--kube-api-qps=50.5", "--kube-api-burst=100"],
             {"kube_api_qps": 50.5, "kube_api_burst": 100},
@@ -192,11 +188,10 @@ def test_invalid_flags_exit_with_usage_status(
         ),
         pytest.param(
             ["--leader-elect-renew-deadline=2s", "--leader-elect-retry-period=2s"],
-            "1.2 x",
+            "1.2 * --leader-elect-retry-period",
             id="renew-not-above-retry",
         ),
         pytest.param(["--leader-elect-retry-period=0"], "greater than zero", id="zero-retry"),
-        pytest.param(["--concurrent-deployment-syncs=0"], "at least 1", id="no-workers"),
         pytest.param(["--metrics-port=70000"], "not a port", id="port"),
         pytest.param(["--controllers=nope"], "not in the list of known", id="unknown-ctrl"),
         pytest.param(["--controllers=*,-nope"], "'-nope'", id="unknown-disabled"),
@@ -365,3 +360,64 @@ def test_installed_entry_points_load() -> None:
 
 class _FakeModule:
     factory = staticmethod(_factory)
+
+
+# -- flags the controllers declare -------------------------------------------------------------
+
+WORKERS = ControllerFlag("concurrent-widget-syncs", default=5, help="Widgets at once.", minimum=1)
+WIDGETS = ControllerSpec("widget-controller", SPEC.factory, flags=(WORKERS,))
+
+
+def test_controller_flags_come_from_the_registered_specs() -> None:
+    registry = ControllerRegistry([SPEC, WIDGETS])
+    assert registry.flags() == [WORKERS]
+    options, _ = parse_args(["--concurrent-widget-syncs", "3"], registry.flags())
+    assert options.controller_flags == {"concurrent-widget-syncs": 3}
+    defaults, _ = parse_args([], registry.flags())
+    assert defaults.controller_flags == {}, "defaults are the spec's, applied by the manager"
+
+
+def test_a_controller_flag_is_accepted_even_when_its_controller_is_disabled() -> None:
+    registry = ControllerRegistry([SPEC, WIDGETS])
+    options, _ = parse_args(
+        ["--controllers=*,-widget-controller", "--concurrent-widget-syncs=2"], registry.flags()
+    )
+    assert registry.select(options.controllers) == [SPEC]
+    assert options.controller_flags == {"concurrent-widget-syncs": 2}
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "many"])
+def test_bad_controller_flag_values_exit_2_naming_the_flag(
+    value: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    registry = ControllerRegistry([SPEC, WIDGETS])
+    assert main([f"--concurrent-widget-syncs={value}"], registry=registry) == 2
+    assert "--concurrent-widget-syncs" in capsys.readouterr().err
+
+
+def test_unregistered_controller_flags_are_unknown(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--concurrent-widget-syncs=2"], registry=ControllerRegistry([SPEC])) == 2
+    assert "unrecognized arguments" in capsys.readouterr().err
+
+
+def test_a_flag_declared_twice_is_refused() -> None:
+    other = ControllerSpec("other-controller", SPEC.factory, flags=(WORKERS,))
+    with pytest.raises(ValueError, match="declared twice"):
+        ControllerRegistry([WIDGETS, other])
+
+
+def test_resolved_flags_take_defaults_and_check_bounds() -> None:
+    assert resolve_controller_flags([WORKERS], {}) == {"concurrent-widget-syncs": 5}
+    assert resolve_controller_flags([WORKERS], {"concurrent-widget-syncs": 9}) == {
+        "concurrent-widget-syncs": 9
+    }
+    with pytest.raises(OptionsError, match="at least 1"):
+        resolve_controller_flags([WORKERS], {"concurrent-widget-syncs": 0})
+    with pytest.raises(OptionsError, match="unknown controller flags: --nope"):
+        resolve_controller_flags([WORKERS], {"nope": 1})
+
+
+def test_the_installed_controllers_declare_kube_controller_managers_flags() -> None:
+    flags = {flag.name: flag for flag in ControllerRegistry.from_entry_points().flags()}
+    assert flags["concurrent-deployment-syncs"].default == 5
+    assert flags["concurrent-replicaset-syncs"].default == 5

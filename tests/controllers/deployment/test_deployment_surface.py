@@ -54,10 +54,11 @@ def _context(workers: int) -> tuple[ControllerContext, list[str]]:
     ctx = ControllerContext(
         client=client,
         informers=SharedInformerFactory(client),
-        options=ManagerOptions(concurrent_deployment_syncs=workers),
+        options=ManagerOptions(),
         registry=CollectorRegistry(),
         identity="test",
         recorder_factory=recorder,
+        flags={"concurrent-deployment-syncs": workers},
     )
     return ctx, components
 

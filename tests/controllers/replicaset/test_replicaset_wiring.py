@@ -58,10 +58,11 @@ def test_factory_wires_the_manager_context() -> None:
     ctx = ControllerContext(
         client=client,
         informers=informers,
-        options=ManagerOptions(concurrent_replicaset_syncs=7),
+        options=ManagerOptions(),
         registry=registry,
         identity="me",
         recorder_factory=recorder_factory,
+        flags={"concurrent-replicaset-syncs": 7},
     )
 
     rsc = new_controller(ctx)
