@@ -502,3 +502,62 @@ async def test_deleting_a_deployment_cascades_through_the_garbage_collector(
     await poll(all_gone, within=WITHIN, message="ReplicaSets or pods outlived their Deployment")
     with pytest.raises(NotFound):
         await get(client, ns, "doomed")
+
+
+@pytest.mark.usefixtures("controllers")
+async def test_rollback_through_the_deprecated_annotation(
+    cluster_namespace: str, client: ApiClient
+) -> None:
+    ns = cluster_namespace
+    await client.create(DEPLOYMENTS, deployment("back", 2), namespace=ns)
+    await wait_complete(client, ns, "back")
+    await patch(client, ns, "back", set_image("registry.example/app:2"))
+    await wait_complete(client, ns, "back")
+
+    rollback = "deprecated.deployment.rollback.to"
+    await patch(client, ns, "back", {"metadata": {"annotations": {rollback: "1"}}})
+
+    async def rolled_back() -> bool:
+        d = await get(client, ns, "back")
+        image = d["spec"]["template"]["spec"]["containers"][0]["image"]
+        return image == "registry.example/app:1" and rollback not in d["metadata"]["annotations"]
+
+    await poll(rolled_back, within=WITHIN, message="the rollback annotation was not acted on")
+    d = await wait_complete(client, ns, "back")
+    assert d["metadata"]["annotations"][REVISION] == "3"
+    events = await events_for(client, ns, "back")
+    assert ("DeploymentRollback", 'Rolled back deployment "back" to revision 1') in events
+
+    await patch(client, ns, "back", {"metadata": {"annotations": {rollback: "9"}}})
+
+    async def not_found_reported() -> bool:
+        reasons = [r for r, _ in await events_for(client, ns, "back")]
+        return "DeploymentRollbackRevisionNotFound" in reasons
+
+    await poll(not_found_reported, within=WITHIN, message="no RevisionNotFound event")
+    d = await get(client, ns, "back")
+    assert rollback not in d["metadata"]["annotations"], "a failed rollback is dropped too"
+
+
+@pytest.mark.usefixtures("controllers")
+async def test_replicaset_the_apiserver_rejects_is_reported_and_others_carry_on(
+    cluster_namespace: str, client: ApiClient
+) -> None:
+    ns = cluster_namespace
+    # A valid Deployment name whose ReplicaSet name (name-hash) is over 253 characters.
+    long_name = "a" * 250
+    rejected = deployment("long", 1)
+    rejected["metadata"]["name"] = long_name
+    await client.create(DEPLOYMENTS, rejected, namespace=ns)
+
+    async def create_error() -> bool:
+        progressing = condition(await get(client, ns, long_name), "Progressing")
+        return progressing is not None and progressing["reason"] == "ReplicaSetCreateError"
+
+    await poll(create_error, within=WITHIN, message="no ReplicaSetCreateError condition")
+    progressing = condition(await get(client, ns, long_name), "Progressing")
+    assert progressing is not None and progressing["status"] == "False"
+    assert "253" in progressing["message"], progressing["message"]
+
+    await client.create(DEPLOYMENTS, deployment("ordinary", 1), namespace=ns)
+    await wait_complete(client, ns, "ordinary")
