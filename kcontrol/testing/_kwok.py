@@ -105,7 +105,7 @@ def _stage(
 
 # -- status templates (Go text/template producing YAML; kwok adds Now, NodeIP, PodIPWith...) --
 
-_NODE_STATUS = """\
+_NODE_CONDITIONS = """\
 {{ $now := Now }}
 {{ $since := or .metadata.creationTimestamp $now }}
 conditions:
@@ -117,6 +117,11 @@ conditions:
   status: {{ .status | Quote }}
   type: {{ .type | Quote }}
 {{ end }}
+"""
+
+_NODE_STATUS = (
+    _NODE_CONDITIONS
+    + """\
 addresses:
 - address: {{ NodeIP | Quote }}
   type: InternalIP
@@ -141,20 +146,11 @@ nodeInfo:
   kubeProxyVersion: fake
 phase: Running
 """
+)
 
-_NODE_HEARTBEAT = """\
-{{ $now := Now }}
-{{ $since := or .metadata.creationTimestamp $now }}
-conditions:
-{{ range NodeConditions }}
-- lastHeartbeatTime: {{ $now | Quote }}
-  lastTransitionTime: {{ $since | Quote }}
-  message: {{ .message | Quote }}
-  reason: {{ .reason | Quote }}
-  status: {{ .status | Quote }}
-  type: {{ .type | Quote }}
-{{ end }}
-"""
+_NODE_HEARTBEAT = _NODE_CONDITIONS
+"""A heartbeat only renews the conditions (kwok renews the node's Lease itself)."""
+
 
 _POD_PENDING = """\
 {{ $now := Now }}

@@ -13,12 +13,9 @@ from __future__ import annotations
 import asyncio
 import copy
 import datetime
-from collections.abc import AsyncIterator
 
 import pytest
 
-from controllers.deployment import SPEC as DEPLOYMENT_SPEC
-from controllers.replicaset import SPEC as REPLICASET_SPEC
 from kcontrol.client import DEPLOYMENTS, REPLICASETS, ApiClient, PatchType, Resource
 from kcontrol.errors import Invalid, NotFound
 from kcontrol.manager import Manager
@@ -37,26 +34,12 @@ from tests.controllers.cluster_helpers import (
     patch,
     pods_of,
     replicasets,
-    running_manager,
     set_image,
     wait_complete,
 )
-from tests.integration.helpers import new_client, poll
+from tests.integration.helpers import poll
 
 RESOURCEQUOTAS = Resource("", "v1", "resourcequotas", "ResourceQuota")
-
-
-@pytest.fixture
-async def client(cluster: Cluster) -> AsyncIterator[ApiClient]:
-    async with new_client(cluster) as api:
-        yield api
-
-
-@pytest.fixture
-async def controllers(cluster: Cluster, cluster_namespace: str) -> AsyncIterator[Manager]:
-    """Both controllers, stopped before the test's namespace is deleted."""
-    async with running_manager(cluster, DEPLOYMENT_SPEC, REPLICASET_SPEC) as manager:
-        yield manager
 
 
 # -- upstream's integration scenarios ---------------------------------------------------------

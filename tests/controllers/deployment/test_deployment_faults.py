@@ -20,7 +20,6 @@ from controllers.deployment import SPEC as DEPLOYMENT_SPEC
 from controllers.replicaset import SPEC as REPLICASET_SPEC
 from kcontrol.client import DEPLOYMENTS, REPLICASETS, ApiClient, Object, Resource
 from kcontrol.errors import ApiError
-from kcontrol.manager import Manager
 from kcontrol.testing.cluster import Cluster
 from tests.controllers.cluster_helpers import (
     REVISION,
@@ -36,21 +35,9 @@ from tests.controllers.cluster_helpers import (
     set_image,
     wait_complete,
 )
-from tests.integration.helpers import new_client, poll
+from tests.integration.helpers import poll
 
 RESOURCEQUOTAS = Resource("", "v1", "resourcequotas", "ResourceQuota")
-
-
-@pytest.fixture
-async def client(cluster: Cluster) -> AsyncIterator[ApiClient]:
-    async with new_client(cluster) as api:
-        yield api
-
-
-@pytest.fixture
-async def controllers(cluster: Cluster, cluster_namespace: str) -> AsyncIterator[Manager]:
-    async with running_manager(cluster, DEPLOYMENT_SPEC, REPLICASET_SPEC) as manager:
-        yield manager
 
 
 async def test_quota_denying_pods_reports_failure_then_converges_when_lifted(

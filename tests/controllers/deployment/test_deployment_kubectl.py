@@ -9,14 +9,10 @@ process keep running while it blocks.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
 
 import pytest
 
-from controllers.deployment import SPEC as DEPLOYMENT_SPEC
-from controllers.replicaset import SPEC as REPLICASET_SPEC
 from kcontrol.client import DEPLOYMENTS, ApiClient
-from kcontrol.manager import Manager
 from kcontrol.testing.cluster import Cluster
 from tests.controllers.cluster_helpers import (
     REVISION,
@@ -26,22 +22,9 @@ from tests.controllers.cluster_helpers import (
     get,
     pods_of,
     replicasets,
-    running_manager,
     wait_complete,
 )
-from tests.integration.helpers import new_client, poll
-
-
-@pytest.fixture
-async def client(cluster: Cluster) -> AsyncIterator[ApiClient]:
-    async with new_client(cluster) as api:
-        yield api
-
-
-@pytest.fixture
-async def controllers(cluster: Cluster, cluster_namespace: str) -> AsyncIterator[Manager]:
-    async with running_manager(cluster, DEPLOYMENT_SPEC, REPLICASET_SPEC) as manager:
-        yield manager
+from tests.integration.helpers import poll
 
 
 async def kubectl(cluster: Cluster, namespace: str, *args: str) -> str:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import datetime
-from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
@@ -30,16 +29,10 @@ from tests.controllers.cluster_helpers import (
     running_manager,
     uids,
 )
-from tests.integration.helpers import new_client, poll
+from tests.integration.helpers import poll
 
 RESOURCEQUOTAS = Resource("", "v1", "resourcequotas", "ResourceQuota")
 DELETION_COST = "controller.kubernetes.io/pod-deletion-cost"
-
-
-@pytest.fixture
-async def client(cluster: Cluster) -> AsyncIterator[ApiClient]:
-    async with new_client(cluster) as api:
-        yield api
 
 
 def replicaset(name: str, replicas: int, *, min_ready_seconds: int = 0) -> Object:
