@@ -25,6 +25,6 @@ ENV PATH=/opt/kcontrol/bin:$PATH \
     PYTHONUNBUFFERED=1 \
     PYTHONDONTWRITEBYTECODE=1
 USER 65532:65532
-# Plain-HTTP /metrics, /healthz, /livez, /readyz (--metrics-port).
-EXPOSE 10257
+# HTTPS /metrics, /healthz, /livez, /readyz (--secure-port, delegated authn/authz).
+EXPOSE 10263
 ENTRYPOINT ["kcontrol-manager"]

@@ -17,6 +17,7 @@ __all__ = [
     "ApiConnectionError",
     "ApiError",
     "ApiServerNotHealthy",
+    "AuthenticationFailed",
     "BadRequest",
     "CannotAdopt",
     "ClaimError",
@@ -34,9 +35,12 @@ __all__ = [
     "MethodNotAllowed",
     "NotFound",
     "OptionsError",
+    "ReviewFailed",
+    "ReviewThrottled",
     "SelectorError",
     "ServerTimeout",
     "ServiceUnavailable",
+    "ServingError",
     "ShutDown",
     "TooManyRequests",
     "Unauthorized",
@@ -140,6 +144,34 @@ class InactivityTimeoutError(KcontrolError, TimeoutError):
     The connection is presumed half-open; the reflector abandons the watch and opens a new
     one from the last resourceVersion. Its watch error handler receives this error.
     """
+
+
+# -- the manager's secure serving -----------------------------------------------------------------
+# Re-exported by nothing: kcontrol-manager answers them (401, 429, 500) or exits with them.
+
+
+class ServingError(KcontrolError):
+    """The secure serving endpoint cannot be set up: certificate or key files that are
+    missing, unreadable or do not match, an unusable client CA, an unusable
+    ``--authentication-kubeconfig`` / ``--authorization-kubeconfig``, or a failed lookup of
+    the cluster's authentication configuration (unless tolerated). The message names the
+    file or flag; kcontrol-manager exits 1 with it."""
+
+
+class AuthenticationFailed(KcontrolError):
+    """A request to the secure port has no credentials, or credentials that were rejected (a
+    TokenReview that did not authenticate the token, a client certificate without a common
+    name). Answered 401. The message says why; it never contains the credentials."""
+
+
+class ReviewFailed(KcontrolError):
+    """A TokenReview or SubjectAccessReview got no answer: the API server was unreachable,
+    too slow, or answered with an error status. Never cached: the next request asks again."""
+
+
+class ReviewThrottled(KcontrolError):
+    """A TokenReview or SubjectAccessReview was not sent because the reviews' rate limit is
+    spent (a flood of unknown tokens or paths). Answered 429; never cached."""
 
 
 # -- API errors ---------------------------------------------------------------------------------

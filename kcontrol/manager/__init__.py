@@ -4,13 +4,19 @@
 controllers: the same flags, the same lease, the same ``/healthz`` style. Controllers come from
 a :class:`ControllerRegistry` (by default the ``kcontrol.controllers`` entry points); each is a
 factory that receives a :class:`ControllerContext` and returns a :class:`Runnable`.
-:class:`Manager` is the lifecycle behind ``main``; :class:`HealthServer` the HTTP endpoint.
+:class:`Manager` is the lifecycle behind ``main``; :class:`HealthServer` the health and metrics
+endpoint, which :class:`SecureServer` serves over HTTPS behind delegated authentication and
+authorization (kube-controller-manager's secure port; kcontrol's own Lease and port by default:
+:data:`DEFAULT_LEASE_NAME`, :data:`DEFAULT_SECURE_PORT`).
 """
 
 from kcontrol.manager._health import HealthCheck, HealthServer, NamedCheck
 from kcontrol.manager._main import main, new_metrics_registry
 from kcontrol.manager._manager import Manager, default_identity, load_client_config
 from kcontrol.manager._options import (
+    DEFAULT_LEASE_NAME,
+    DEFAULT_LEASE_NAMESPACE,
+    DEFAULT_SECURE_PORT,
     ControllerFlag,
     ManagerOptions,
     OptionsError,
@@ -27,8 +33,12 @@ from kcontrol.manager._registry import (
     ControllerSpec,
     Runnable,
 )
+from kcontrol.manager._serving import SecureServer
 
 __all__ = [
+    "DEFAULT_LEASE_NAME",
+    "DEFAULT_LEASE_NAMESPACE",
+    "DEFAULT_SECURE_PORT",
     "ENTRY_POINT_GROUP",
     "ControllerContext",
     "ControllerFactory",
@@ -42,6 +52,7 @@ __all__ = [
     "NamedCheck",
     "OptionsError",
     "Runnable",
+    "SecureServer",
     "controller_enabled",
     "default_identity",
     "load_client_config",

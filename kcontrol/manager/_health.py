@@ -13,25 +13,30 @@ Answers follow ``k8s.io/apiserver/pkg/server/healthz``: ``200 ok`` when every ch
 otherwise ``500`` and one line per check (``[+]name ok`` / ``[-]name failed: reason
 withheld``) ending in ``<endpoint> check failed``. ``?verbose`` lists the checks on success too;
 ``?exclude=name`` (repeatable) skips a check. Why a check failed is logged, never served:
-the endpoint is unauthenticated.
+health paths are served to anyone.
 
-The server speaks plain HTTP (kube-controller-manager serves the same paths over HTTPS); bind
-it to a pod-internal address or protect it with a network policy.
+:meth:`HealthServer.run` serves the application over plain HTTP, without authentication:
+``kcontrol-manager --metrics-port``, an opt-in for local runs. The secure port
+(:class:`~kcontrol.manager._serving.SecureServer`) serves the same application over HTTPS,
+behind delegated authentication and authorization, as kube-controller-manager does.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Iterable
+import contextlib
+import ssl
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from dataclasses import dataclass
 
 from aiohttp import web
+from aiohttp.typedefs import Middleware
 from prometheus_client import REGISTRY, CollectorRegistry
 from prometheus_client.exposition import choose_encoder
 
 from kcontrol.logging import get_logger
 
-__all__ = ["HealthCheck", "HealthServer", "NamedCheck"]
+__all__ = ["HealthCheck", "HealthServer", "NamedCheck", "serve_app"]
 
 _log = get_logger(__name__)
 
@@ -118,9 +123,10 @@ class HealthServer:
         """Return once :meth:`run` listens."""
         await self._started.wait()
 
-    def build_app(self) -> web.Application:
-        """The aiohttp application (also usable with ``aiohttp.test_utils``)."""
-        app = web.Application()
+    def build_app(self, middlewares: Iterable[Middleware] = ()) -> web.Application:
+        """The aiohttp application (also usable with ``aiohttp.test_utils``); ``middlewares``
+        run before every handler (the secure port's authentication and authorization)."""
+        app = web.Application(middlewares=list(middlewares))
         app.router.add_get("/metrics", self._metrics)
         for endpoint in ("healthz", "livez", "readyz"):
             app.router.add_get(f"/{endpoint}", self._health_handler(endpoint))
@@ -131,33 +137,24 @@ class HealthServer:
         """Listen until cancelled, then stop listening and close connections.
 
         Raises :class:`OSError` naming the address when it cannot listen (port taken)."""
-        runner = web.AppRunner(
-            self.build_app(),
-            handle_signals=False,
-            access_log=None,
-            shutdown_timeout=self._shutdown_timeout,
-        )
-        await runner.setup()
         try:
-            site = web.TCPSite(runner, self._host, self._port, reuse_address=True)
-            try:
-                await site.start()
-            except OSError as error:  # the port is taken, the address is not ours, ...
-                raise OSError(
-                    error.errno,
-                    f"cannot serve metrics and health checks on {self._host}:{self._port}: "
-                    f"{error.strerror or error}",
-                ) from error
-            self._bound_port = _bound_port(runner, self._port)
-            _log.info(
-                "serving metrics and health checks", address=f"{self._host}:{self._bound_port}"
-            )
-            self._started.set()
-            await asyncio.Event().wait()  # until cancelled
+            async with serve_app(
+                self.build_app(),
+                self._host,
+                self._port,
+                shutdown_timeout=self._shutdown_timeout,
+                what="metrics and health checks over plain HTTP",
+            ) as port:
+                self._bound_port = port
+                _log.info(
+                    "serving metrics and health checks over plain HTTP, without authentication",
+                    address=f"{self._host}:{port}",
+                )
+                self._started.set()
+                await asyncio.Event().wait()  # until cancelled
         finally:
             self._started.clear()
             self._bound_port = None
-            await runner.cleanup()
 
     async def _metrics(self, request: web.Request) -> web.Response:
         # Content negotiation as prometheus_client's own exporters do it: the classic text
@@ -224,6 +221,39 @@ def evaluate(
     if verbose:
         return 200, "\n".join([*lines, f"{endpoint} check passed"]) + "\n"
     return 200, "ok"
+
+
+@contextlib.asynccontextmanager
+async def serve_app(
+    app: web.Application,
+    host: str,
+    port: int,
+    *,
+    ssl_context: ssl.SSLContext | None = None,
+    shutdown_timeout: float = 2.0,
+    what: str = "metrics and health checks",
+) -> AsyncIterator[int]:
+    """Listen on ``host:port`` (``port=0``: a free one) with ``app`` - over TLS with
+    ``ssl_context`` - for the duration of the block, which receives the port listened on.
+
+    Raises :class:`OSError` naming ``what`` and the address when it cannot listen (port
+    taken). On the way out, stops listening and closes every connection."""
+    runner = web.AppRunner(
+        app, handle_signals=False, access_log=None, shutdown_timeout=shutdown_timeout
+    )
+    await runner.setup()
+    try:
+        site = web.TCPSite(runner, host, port, reuse_address=True, ssl_context=ssl_context)
+        try:
+            await site.start()
+        except OSError as error:  # the port is taken, the address is not ours, ...
+            raise OSError(
+                error.errno,
+                f"cannot serve {what} on {host}:{port}: {error.strerror or error}",
+            ) from error
+        yield _bound_port(runner, port)
+    finally:
+        await runner.cleanup()
 
 
 def _bound_port(runner: web.AppRunner, requested: int) -> int:

@@ -4,7 +4,8 @@ The lifecycle of kube-controller-manager, in structured-concurrency form. :meth:
 owns everything in one task tree::
 
     ApiClient session
-    └── task group "infrastructure": health server, event broadcaster, informer factory
+    └── task group "infrastructure": secure server (HTTPS; plain HTTP only with
+        --metrics-port), event broadcaster, informer factory
         └── (body) leader elector ── while leading: task group "controllers"
 
 Start-up: load the client config, build every enabled controller (their factories register
@@ -95,6 +96,7 @@ from kcontrol.manager._registry import (
     ControllerSpec,
     Runnable,
 )
+from kcontrol.manager._serving import SecureServer
 
 __all__ = ["COMPONENT", "LEADER_ELECTION_HEALTH_TIMEOUT", "Manager", "default_identity"]
 
@@ -169,6 +171,19 @@ class Manager:
         self._task: asyncio.Task[None] | None = None
         self.health = HealthServer(
             host=options.bind_address, port=options.metrics_port, registry=self._registry
+        )
+        # The health checks and /metrics, served over HTTPS behind delegated authentication
+        # and authorization on --secure-port, and over plain HTTP only on an explicit
+        # --metrics-port.
+        self.serving = (
+            SecureServer(
+                self.health,
+                options,
+                registry=self._registry,
+                user_agent=f"{COMPONENT}/{self.identity}",
+            )
+            if options.secure_port
+            else None
         )
         self.health.add_livez_check(HealthzAdaptor.name, self._election_health.check)
         self.health.add_readyz_check("api-server", self._check_api_server_healthy)
@@ -281,7 +296,12 @@ class Manager:
             unhealthy: ApiServerNotHealthy | None = None
             async with asyncio.TaskGroup() as infrastructure:
                 owned: list[asyncio.Task[None]] = []
-                if options.metrics_port:  # serving first: /readyz says why we are not ready
+                # Serving first: /readyz says why we are not ready.
+                if self.serving is not None:
+                    owned.append(
+                        infrastructure.create_task(self.serving.run(config), name="serving")
+                    )
+                if options.metrics_port:
                     owned.append(infrastructure.create_task(self.health.run(), name="health"))
                 try:
                     await wait_for_api_server(client)

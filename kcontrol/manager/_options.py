@@ -6,9 +6,17 @@ duration strings (``15s``, ``500ms``, ``1m30s``), lists comma-separated.
 
 kcontrol's additions and differences, all documented in ``--help``:
 
-- ``--metrics-port`` (default 10257, kube-controller-manager's port): the health and metrics
-  endpoint, served as plain HTTP (kube-controller-manager serves HTTPS on ``--secure-port``);
-  ``0`` disables it.
+- Defaults that let it run beside kube-controller-manager: the Lease
+  ``kube-system/kcontrol-manager`` (:data:`DEFAULT_LEASE_NAME`; kube-controller-manager's is
+  ``kube-system/kube-controller-manager``) and the secure port 10263
+  (:data:`DEFAULT_SECURE_PORT`; kube-controller-manager serves on 10257).
+- The secure port's flags are kube-controller-manager's (``--secure-port``, ``--cert-dir``,
+  ``--tls-cert-file``, ``--client-ca-file``, ``--authentication-kubeconfig``, ...), with two
+  kcontrol defaults: authentication and authorized answers are cached for a minute (upstream:
+  10 s) so that a scrape every 15 s costs no review, and ``--authentication-kubeconfig`` /
+  ``--authorization-kubeconfig`` default to the manager's own connection.
+- ``--metrics-port`` (default 0: off): the same endpoints over plain HTTP without
+  authentication, an opt-in for local runs.
 - ``--log-format`` ``json`` (default) or ``console``.
 - ``--leader-elect-identity``: the holder identity (default ``<hostname>_<uuid>``, as upstream).
 """
@@ -25,8 +33,12 @@ from typing import Any
 from kcontrol.errors import InvalidLeaderElectionConfig, OptionsError
 from kcontrol.leaderelection import validate_timings
 from kcontrol.logging import LOG_FORMATS, LogFormat
+from kcontrol.manager._authz import DEFAULT_ALWAYS_ALLOW_PATHS, AlwaysAllowPaths
 
 __all__ = [
+    "DEFAULT_LEASE_NAME",
+    "DEFAULT_LEASE_NAMESPACE",
+    "DEFAULT_SECURE_PORT",
     "ControllerFlag",
     "ManagerOptions",
     "OptionsError",
@@ -35,6 +47,18 @@ __all__ = [
     "parse_bool",
     "parse_duration",
 ]
+
+DEFAULT_LEASE_NAME = "kcontrol-manager"
+DEFAULT_LEASE_NAMESPACE = "kube-system"
+"""kcontrol-manager's own Lease, ``kube-system/kcontrol-manager``: beside kube-controller-manager
+(whose Lease is ``kube-system/kube-controller-manager``) both lead, each its own controllers."""
+
+DEFAULT_SECURE_PORT = 10263
+"""kcontrol-manager's HTTPS port. No Kubernetes component uses it: kubelet has 10248, 10250
+and 10255, kube-proxy 10249 and 10256, kube-controller-manager 10257, cloud-controller-manager
+10258 (and 10260 for its webhooks), kube-scheduler 10259; 10251-10253 were the old insecure
+ports and 10254 is ingress-nginx's metrics port. On one host network, kcontrol-manager and
+those components never collide."""
 
 _DURATION_UNITS = {
     "ns": 1e-9,
@@ -152,11 +176,24 @@ class ManagerOptions:
     leader_elect_renew_deadline: float = 10.0
     leader_elect_retry_period: float = 2.0
     leader_elect_resource_lock: str = "leases"
-    leader_elect_resource_name: str = "kube-controller-manager"
-    leader_elect_resource_namespace: str = "kube-system"
+    leader_elect_resource_name: str = DEFAULT_LEASE_NAME
+    leader_elect_resource_namespace: str = DEFAULT_LEASE_NAMESPACE
     leader_elect_identity: str | None = None
     bind_address: str = "0.0.0.0"
-    metrics_port: int = 10257
+    secure_port: int = DEFAULT_SECURE_PORT
+    cert_dir: str = ""
+    tls_cert_file: str | None = None
+    tls_private_key_file: str | None = None
+    client_ca_file: str | None = None
+    authentication_kubeconfig: str | None = None
+    authentication_skip_lookup: bool = False
+    authentication_tolerate_lookup_failure: bool = False
+    authentication_token_webhook_cache_ttl: float = 60.0
+    authorization_kubeconfig: str | None = None
+    authorization_always_allow_paths: tuple[str, ...] = DEFAULT_ALWAYS_ALLOW_PATHS
+    authorization_webhook_cache_authorized_ttl: float = 60.0
+    authorization_webhook_cache_unauthorized_ttl: float = 10.0
+    metrics_port: int = 0
     verbosity: int = 0
     log_format: LogFormat = "json"
 
@@ -164,8 +201,36 @@ class ManagerOptions:
         """Raise :class:`OptionsError` for values that cannot work together."""
         if self.kube_api_burst < 1 and self.kube_api_qps > 0:
             raise OptionsError("--kube-api-burst must be at least 1")
-        if not 0 <= self.metrics_port <= 65535:
-            raise OptionsError(f"--metrics-port {self.metrics_port} is not a port number")
+        for flag, port in (
+            ("--secure-port", self.secure_port),
+            ("--metrics-port", self.metrics_port),
+        ):
+            if not 0 <= port <= 65535:
+                raise OptionsError(f"{flag} {port} is not a port number")
+        if self.secure_port and self.secure_port == self.metrics_port:
+            raise OptionsError("--secure-port and --metrics-port must differ")
+        if bool(self.tls_cert_file) != bool(self.tls_private_key_file):
+            raise OptionsError("--tls-cert-file and --tls-private-key-file go together")
+        for flag, ttl in (
+            (
+                "--authentication-token-webhook-cache-ttl",
+                self.authentication_token_webhook_cache_ttl,
+            ),
+            (
+                "--authorization-webhook-cache-authorized-ttl",
+                self.authorization_webhook_cache_authorized_ttl,
+            ),
+            (
+                "--authorization-webhook-cache-unauthorized-ttl",
+                self.authorization_webhook_cache_unauthorized_ttl,
+            ),
+        ):
+            if ttl < 0:
+                raise OptionsError(f"{flag} must not be negative")
+        try:
+            AlwaysAllowPaths(self.authorization_always_allow_paths)
+        except ValueError as error:
+            raise OptionsError(f"--authorization-always-allow-paths: {error}") from None
         try:
             ipaddress.ip_address(self.bind_address)
         except ValueError:
@@ -291,19 +356,122 @@ def build_parser(
         default=None,
         help="kcontrol: the lease holder identity (default <hostname>_<uuid>).",
     )
-    add("--bind-address", default=defaults.bind_address, help="Address of the metrics port.")
+    _add_serving_flags(parser, defaults)
+    add("-v", "--v", dest="verbosity", type=int, default=0, help="Log verbosity (klog levels).")
+    add("--log-format", choices=LOG_FORMATS, default=defaults.log_format)
+    return parser
+
+
+def _add_serving_flags(parser: argparse.ArgumentParser, defaults: ManagerOptions) -> None:
+    """The secure port's flags (kube-controller-manager's) and the plain-HTTP opt-in."""
+    group = parser.add_argument_group("secure serving of /metrics, /healthz, /livez, /readyz")
+    add = group.add_argument
+    add(
+        "--bind-address",
+        default=defaults.bind_address,
+        help="The IP address to listen on for --secure-port (and --metrics-port).",
+    )
+    add(
+        "--secure-port",
+        type=int,
+        default=defaults.secure_port,
+        help=(
+            "The port to serve HTTPS on, with authentication and authorization (default "
+            f"{DEFAULT_SECURE_PORT}, kcontrol's own: kube-controller-manager uses 10257). "
+            "0: no HTTPS at all."
+        ),
+    )
+    add(
+        "--cert-dir",
+        default=defaults.cert_dir,
+        help=(
+            "The directory of the TLS pair kcontrol-manager.crt/.key, generated self-signed "
+            "if missing. Ignored with --tls-cert-file. Default: a private temporary directory."
+        ),
+    )
+    add(
+        "--tls-cert-file",
+        help="The serving certificate (PEM, chain allowed); reloaded when it changes.",
+    )
+    add("--tls-private-key-file", help="The key of --tls-cert-file; reloaded when it changes.")
+    add(
+        "--client-ca-file",
+        help=(
+            "Authenticate client certificates signed by these CAs (user: common name, "
+            "groups: organizations). Default: the cluster's, looked up in "
+            "kube-system/extension-apiserver-authentication."
+        ),
+    )
+    add(
+        "--authentication-kubeconfig",
+        help=(
+            "kubeconfig of the API server that creates TokenReviews (and serves the client CA "
+            "lookup). Default: the manager's own connection."
+        ),
+    )
+    add(
+        "--authentication-skip-lookup",
+        type=_bool,
+        nargs="?",
+        const=True,
+        default=defaults.authentication_skip_lookup,
+        help="Do not look up the client CA in the cluster when --client-ca-file is not given.",
+    )
+    add(
+        "--authentication-tolerate-lookup-failure",
+        type=_bool,
+        nargs="?",
+        const=True,
+        default=defaults.authentication_tolerate_lookup_failure,
+        help=(
+            "Start even if the client CA lookup fails (then client certificates are not "
+            "accepted until a later lookup succeeds)."
+        ),
+    )
+    add(
+        "--authentication-token-webhook-cache-ttl",
+        type=_duration,
+        default="1m",
+        help="How long TokenReview answers are cached (kcontrol default 1m; upstream 10s).",
+    )
+    add(
+        "--authorization-kubeconfig",
+        help=(
+            "kubeconfig of the API server that creates SubjectAccessReviews. Default: the "
+            "manager's own connection."
+        ),
+    )
+    add(
+        "--authorization-always-allow-paths",
+        type=_list,
+        default=defaults.authorization_always_allow_paths,
+        help=(
+            "Paths served without authentication or authorization; a trailing * matches a "
+            "prefix. Default /healthz,/readyz,/livez."
+        ),
+    )
+    add(
+        "--authorization-webhook-cache-authorized-ttl",
+        type=_duration,
+        default="1m",
+        help="How long allowed answers are cached (kcontrol default 1m; upstream 10s).",
+    )
+    add(
+        "--authorization-webhook-cache-unauthorized-ttl",
+        type=_duration,
+        default="10s",
+        help="How long denied answers are cached (default 10s).",
+    )
     add(
         "--metrics-port",
         type=int,
         default=defaults.metrics_port,
         help=(
-            "kcontrol: port serving /metrics, /healthz, /livez and /readyz over plain HTTP "
-            "(kube-controller-manager serves them over HTTPS on --secure-port); 0 disables."
+            "kcontrol: also serve /metrics, /healthz, /livez and /readyz over plain HTTP, "
+            "without authentication, on this port: an opt-in for local runs. 0 (the "
+            "default): off."
         ),
     )
-    add("-v", "--v", dest="verbosity", type=int, default=0, help="Log verbosity (klog levels).")
-    add("--log-format", choices=LOG_FORMATS, default=defaults.log_format)
-    return parser
 
 
 def _flag_dest(name: str) -> str:
@@ -343,6 +511,23 @@ def parse_args(
         leader_elect_resource_namespace=namespace.leader_elect_resource_namespace,
         leader_elect_identity=namespace.leader_elect_identity,
         bind_address=namespace.bind_address,
+        secure_port=namespace.secure_port,
+        cert_dir=namespace.cert_dir,
+        tls_cert_file=namespace.tls_cert_file,
+        tls_private_key_file=namespace.tls_private_key_file,
+        client_ca_file=namespace.client_ca_file,
+        authentication_kubeconfig=namespace.authentication_kubeconfig,
+        authentication_skip_lookup=namespace.authentication_skip_lookup,
+        authentication_tolerate_lookup_failure=namespace.authentication_tolerate_lookup_failure,
+        authentication_token_webhook_cache_ttl=namespace.authentication_token_webhook_cache_ttl,
+        authorization_kubeconfig=namespace.authorization_kubeconfig,
+        authorization_always_allow_paths=namespace.authorization_always_allow_paths,
+        authorization_webhook_cache_authorized_ttl=(
+            namespace.authorization_webhook_cache_authorized_ttl
+        ),
+        authorization_webhook_cache_unauthorized_ttl=(
+            namespace.authorization_webhook_cache_unauthorized_ttl
+        ),
         metrics_port=namespace.metrics_port,
         verbosity=namespace.verbosity,
         log_format=namespace.log_format,

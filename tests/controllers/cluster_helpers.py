@@ -39,6 +39,7 @@ async def running_manager(
         "leader_elect": False,
         "leader_elect_identity": f"test-{uuid.uuid4().hex[:6]}",
         "metrics_port": 0,
+        "secure_port": 0,
         "kube_api_qps": 0.0,
         **overrides,
     }

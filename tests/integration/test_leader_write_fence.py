@@ -231,6 +231,7 @@ async def test_a_deposed_leader_writes_nothing_after_the_standby_acquired(
         leader_elect_resource_name=lease,
         leader_elect_identity=OLD,
         metrics_port=0,
+        secure_port=0,
     )
     proxy = FaultProxy(
         control_plane.host, control_plane.ssl_context(), control_plane.serving_cert_pair

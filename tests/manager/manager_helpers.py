@@ -126,6 +126,7 @@ class ManagerProcess:
             f"--leader-elect-identity={identity}",
             "--bind-address=127.0.0.1",
             f"--metrics-port={self.port}",
+            "--secure-port=0",  # several run at once; the secure port has its own tests
             "--log-format=json",
             "-v=4",
         ]

@@ -139,14 +139,10 @@ def test_deployment_flags_parse_and_match_rbac_and_ports() -> None:
     options.validate()
     assert options.leader_elect is True
     port = container["ports"][0]["containerPort"]
-    assert options.metrics_port == port
-    annotations = find("Deployment", "kcontrol-manager")["spec"]["template"]["metadata"][
-        "annotations"
-    ]
-    assert annotations["prometheus.io/port"] == str(port)
+    assert options.secure_port == port, "HTTPS only"
+    assert options.metrics_port == 0, "no plain-HTTP port in deploy/"
     service = find("Service", "kcontrol-manager-metrics")
-    assert service["metadata"]["annotations"]["prometheus.io/scrape"] == "true"
-    assert service["spec"]["ports"][0]["targetPort"] == "metrics"
+    assert service["spec"]["ports"][0]["targetPort"] == container["ports"][0]["name"]
     role = find("Role", "kcontrol:leader-election")
     assert role["metadata"]["namespace"] == options.leader_elect_resource_namespace
     named = [r for r in role["rules"] if r.get("resourceNames")]

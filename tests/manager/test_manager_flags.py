@@ -82,10 +82,13 @@ def test_defaults_are_kube_controller_managers() -> None:
         options.leader_elect_renew_deadline,
         options.leader_elect_retry_period,
     ) == (15.0, 10.0, 2.0)
-    assert options.leader_elect_resource_name == "kube-controller-manager"
+    # kcontrol's own Lease and port, so that it runs beside kube-controller-manager (whose
+    # Lease is kube-system/kube-controller-manager and whose port is 10257).
+    assert options.leader_elect_resource_name == "kcontrol-manager"
     assert options.leader_elect_resource_namespace == "kube-system"
     assert options.leader_elect_resource_lock == "leases"
-    assert (options.bind_address, options.metrics_port) == ("0.0.0.0", 10257)
+    assert (options.bind_address, options.secure_port) == ("0.0.0.0", 10263)
+    assert options.metrics_port == 0, "plain HTTP only when asked for"
     assert (options.verbosity, options.log_format) == (0, "json")
     assert options.kubeconfig is None and options.master is None
 

@@ -41,6 +41,7 @@ def options(plane: ControlPlane, namespace: str, **overrides: Any) -> ManagerOpt
         "leader_elect_identity": "in-process",
         "bind_address": "127.0.0.1",
         "metrics_port": free_port(),
+        "secure_port": 0,  # plain HTTP here; the secure port has its own tests
         **overrides,
     }
     return ManagerOptions(**values)

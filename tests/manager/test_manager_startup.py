@@ -334,6 +334,8 @@ async def test_bad_start_up_input_gets_one_clear_line_and_a_non_zero_exit(
     argv = [*case.argv(env), "--log-format=json"]
     if not any(arg.startswith("--metrics-port") for arg in argv):
         argv.append("--metrics-port=0")
+    if not any(arg.startswith("--secure-port") for arg in argv):
+        argv.append("--secure-port=0")  # the secure port has its own tests
     code, output = await run_manager(argv, env.tmp)
     assert "Traceback" not in output, output
     assert code == case.exit_code, output
@@ -366,7 +368,12 @@ async def test_readyz_is_false_while_waiting_for_the_api_server(tmp_path: Path) 
         )
     )
     port = free_port()
-    argv = [f"--kubeconfig={kubeconfig}", "--leader-elect=false", f"--metrics-port={port}"]
+    argv = [
+        f"--kubeconfig={kubeconfig}",
+        "--leader-elect=false",
+        f"--metrics-port={port}",
+        "--secure-port=0",
+    ]
     process = await asyncio.create_subprocess_exec(
         sys.executable,
         "-c",
@@ -412,6 +419,7 @@ async def test_forbidden_lease_is_retried_with_a_clear_line_as_kcm_does(
         "--leader-elect-renew-deadline=1s",
         "--leader-elect-lease-duration=2s",
         f"--metrics-port={port}",
+        "--secure-port=0",  # alice may not read the client CA either: not this test's point
         "--bind-address=127.0.0.1",
         "--log-format=json",
     ]

@@ -1,0 +1,292 @@
+"""Delegated authentication for the secure port: who is calling?
+
+kube-controller-manager asks the API server, as ``k8s.io/apiserver``'s delegating
+authenticator does; so does :class:`DelegatingAuthenticator`, in this order:
+
+1. a client certificate, verified during the TLS handshake against the client CA
+   (``--client-ca-file``, else the cluster's, see :func:`lookup_client_ca`): the user is the
+   certificate's common name, the groups its organizations (``CommonNameUserConversion``);
+2. a bearer token (``Authorization: Bearer ...``): a ``TokenReview`` sent to the API server
+   (:class:`TokenReviewAuthenticator`);
+3. nothing else: a request with neither is not authenticated. Unlike kube-controller-manager,
+   which lets such a request through as ``system:anonymous`` for the authorizer to refuse,
+   it is answered 401, as controller-runtime's authentication filter does. Paths always
+   allowed (health checks) are served before authentication is asked for.
+
+Cost: TokenReview answers, "authenticated" and "not authenticated" alike, are cached for
+``cache_ttl`` (``--authentication-token-webhook-cache-ttl``), keyed by a SHA-256 digest of the
+token; requests with one new token share one review; and reviews are rate-limited
+(:class:`~kcontrol.flowcontrol.TokenBucketRateLimiter`, ``qps``/``burst``): past the limit
+nothing is sent and the request is refused with :class:`~kcontrol.errors.ReviewThrottled`
+(429), so a flood of garbage tokens costs the API server a bounded number of reviews. Failures
+to get an answer are not cached.
+
+Secrets: a token never appears in a log line, an exception message or a cache key; what the
+API server says about a token is logged with the token cut out of it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from prometheus_client import CollectorRegistry, Counter, Histogram
+
+from kcontrol._registry import PerRegistry
+from kcontrol.client import CONFIGMAPS, Reader, Resource, Writer
+from kcontrol.clock import Clock, RealClock, timeout
+from kcontrol.errors import (
+    ApiError,
+    AuthenticationFailed,
+    KcontrolError,
+    NotFound,
+    ReviewFailed,
+    ReviewThrottled,
+)
+from kcontrol.flowcontrol import TokenBucketRateLimiter
+from kcontrol.logging import get_logger
+from kcontrol.manager._cache import ReviewCache
+
+__all__ = [
+    "AUTHENTICATION_CONFIGMAP",
+    "REVIEW_BURST",
+    "REVIEW_QPS",
+    "REVIEW_TIMEOUT",
+    "TOKENREVIEWS",
+    "DelegatingAuthenticator",
+    "TokenReviewAuthenticator",
+    "UserInfo",
+    "bearer_token",
+    "lookup_client_ca",
+    "user_from_certificate",
+]
+
+_log = get_logger(__name__)
+
+TOKENREVIEWS = Resource("authentication.k8s.io", "v1", "tokenreviews", "TokenReview", False)
+
+AUTHENTICATION_CONFIGMAP = ("kube-system", "extension-apiserver-authentication")
+"""Where kube-apiserver publishes its client CA (key ``client-ca-file``) for delegated
+authentication; readable with the ``extension-apiserver-authentication-reader`` Role."""
+
+REVIEW_TIMEOUT = 10.0
+"""Seconds a TokenReview or SubjectAccessReview may take (the apiserver's delegating
+authenticator and authorizer use 10 s)."""
+
+REVIEW_QPS = 5.0
+REVIEW_BURST = 20
+"""The default rate limit of TokenReviews (and, separately, of SubjectAccessReviews): far
+above what scrapers and probes need once their answers are cached, far below a flood."""
+
+_DURATION_BUCKETS = (0.25, 0.5, 0.7, 1.0, 1.5, 3.0, 5.0, 10.0)  # the apiserver's buckets
+_ERROR_CODE = "<error>"
+
+
+@dataclass(frozen=True, slots=True)
+class _Metrics:
+    requests: Counter
+    duration: Histogram
+    throttled: Counter
+
+
+def _create_metrics(registry: CollectorRegistry) -> _Metrics:
+    # kube-controller-manager's names (k8s.io/apiserver authenticatorfactory/metrics.go).
+    return _Metrics(
+        requests=Counter(
+            "apiserver_delegated_authn_request_total",
+            "Number of HTTP requests partitioned by status code.",
+            ["code"],
+            registry=registry,
+        ),
+        duration=Histogram(
+            "apiserver_delegated_authn_request_duration_seconds",
+            "Request latency in seconds. Broken down by status code.",
+            ["code"],
+            buckets=_DURATION_BUCKETS,
+            registry=registry,
+        ),
+        throttled=Counter(
+            "kcontrol_delegated_authn_throttled_total",
+            "TokenReviews not sent because their rate limit was spent (answered 429).",
+            registry=registry,
+        ),
+    )
+
+
+_metrics = PerRegistry(_create_metrics)
+
+
+@dataclass(frozen=True, slots=True)
+class UserInfo:
+    """An authenticated user, as the API server describes one (``authentication/v1``
+    ``UserInfo``); passed on as is in SubjectAccessReviews."""
+
+    username: str
+    uid: str = ""
+    groups: tuple[str, ...] = ()
+    extra: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class _TokenAnswer:
+    """A TokenReview's verdict: the user, or why the token was not authenticated."""
+
+    user: UserInfo | None
+    reason: str = ""
+
+
+def bearer_token(authorization: str | None) -> str | None:
+    """The token of an ``Authorization: Bearer <token>`` header, or None when the header is
+    missing or not a bearer token (the apiserver's ``bearertoken`` authenticator's rules:
+    the scheme is case-insensitive, the token is the second space-separated word)."""
+    if not authorization:
+        return None
+    parts = authorization.strip().split(" ", 2)
+    if len(parts) < 2 or parts[0].lower() != "bearer" or not parts[1]:
+        return None
+    return parts[1]
+
+
+def user_from_certificate(peer_certificate: Mapping[str, Any]) -> UserInfo:
+    """The user of a verified client certificate (:meth:`ssl.SSLSocket.getpeercert`'s
+    dict): the common name, with the organizations as groups. Raises
+    :class:`~kcontrol.errors.AuthenticationFailed` without a common name."""
+    common_name = ""
+    organizations: list[str] = []
+    for rdn in peer_certificate.get("subject") or ():
+        for key, value in rdn:
+            if key == "commonName" and not common_name:
+                common_name = value
+            elif key == "organizationName":
+                organizations.append(value)
+    if not common_name:
+        raise AuthenticationFailed("the client certificate has no common name")
+    return UserInfo(username=common_name, groups=tuple(organizations))
+
+
+def _printable(token: str) -> bool:
+    return all("\x21" <= char <= "\x7e" for char in token)
+
+
+def _redact(text: str, token: str) -> str:
+    return text.replace(token, "<token>") if token else text
+
+
+class TokenReviewAuthenticator:
+    """Authenticates bearer tokens with ``TokenReview``s sent through ``client``, cached and
+    rate-limited (module docstring). ``client`` needs ``create`` on ``tokenreviews`` (the
+    ``system:auth-delegator`` ClusterRole grants it)."""
+
+    def __init__(
+        self,
+        client: Writer,
+        *,
+        cache_ttl: float,
+        qps: float = REVIEW_QPS,
+        burst: int = REVIEW_BURST,
+        review_timeout: float = REVIEW_TIMEOUT,
+        clock: Clock | None = None,
+        registry: CollectorRegistry | None = None,
+    ) -> None:
+        self._client = client
+        self._clock: Clock = clock if clock is not None else RealClock()
+        self._limiter = TokenBucketRateLimiter(qps, burst, clock=self._clock)
+        self._timeout = review_timeout
+        self._cache: ReviewCache[bytes, _TokenAnswer] = ReviewCache(
+            ttl=lambda _answer: cache_ttl, clock=self._clock
+        )
+        self._metrics = _metrics.get(registry)
+
+    async def authenticate(self, token: str) -> UserInfo:
+        """The user ``token`` belongs to.
+
+        Raises :class:`~kcontrol.errors.AuthenticationFailed` when the API server did not
+        authenticate it (or it cannot be a token at all), :class:`ReviewThrottled` and
+        :class:`ReviewFailed` when no answer could be had.
+        """
+        if not _printable(token):
+            raise AuthenticationFailed("malformed bearer token")
+        key = hashlib.sha256(token.encode("ascii")).digest()
+        answer = await self._cache.get(key, lambda: self._review(token))
+        if answer.user is None:
+            raise AuthenticationFailed(answer.reason)
+        return answer.user
+
+    async def _review(self, token: str) -> _TokenAnswer:
+        if not self._limiter.try_accept():
+            self._metrics.throttled.inc()
+            raise ReviewThrottled("too many TokenReviews: the rate limit is spent")
+        review = {
+            "apiVersion": "authentication.k8s.io/v1",
+            "kind": "TokenReview",
+            "spec": {"token": token},
+        }
+        code = _ERROR_CODE
+        start = self._clock.now()
+        try:
+            async with timeout(self._clock, self._timeout):
+                answer = await self._client.create(TOKENREVIEWS, review)
+            code = "201"
+        except ApiError as error:
+            code = str(error.code)
+            raise ReviewFailed(f"TokenReview failed: {_redact(str(error), token)}") from None
+        except (KcontrolError, TimeoutError) as error:
+            reason = _redact(str(error), token) or type(error).__name__
+            raise ReviewFailed(f"TokenReview failed: {reason}") from None
+        finally:
+            elapsed = self._clock.now() - start
+            self._metrics.requests.labels(code=code).inc()
+            self._metrics.duration.labels(code=code).observe(elapsed)
+        status = answer.get("status") or {}
+        user = status.get("user") or {}
+        if not status.get("authenticated") or not user.get("username"):
+            reason = _redact(str(status.get("error") or "token not authenticated"), token)
+            return _TokenAnswer(None, reason)
+        extra = user.get("extra") or {}
+        return _TokenAnswer(
+            UserInfo(
+                username=str(user["username"]),
+                uid=str(user.get("uid") or ""),
+                groups=tuple(str(group) for group in user.get("groups") or ()),
+                extra={str(k): tuple(str(v) for v in values or ()) for k, values in extra.items()},
+            )
+        )
+
+
+class DelegatingAuthenticator:
+    """Client certificate first, then bearer token (module docstring)."""
+
+    def __init__(self, tokens: TokenReviewAuthenticator) -> None:
+        self._tokens = tokens
+
+    async def authenticate(
+        self, *, peer_certificate: Mapping[str, Any] | None, authorization: str | None
+    ) -> UserInfo:
+        """The user of a request: ``peer_certificate`` is the TLS layer's verified client
+        certificate (None or empty without one), ``authorization`` the header's value.
+
+        Raises :class:`~kcontrol.errors.AuthenticationFailed` (401),
+        :class:`~kcontrol.errors.ReviewThrottled` (429) or
+        :class:`~kcontrol.errors.ReviewFailed` (no answer; 401, as the apiserver does).
+        """
+        if peer_certificate:
+            return user_from_certificate(peer_certificate)
+        token = bearer_token(authorization)
+        if token is None:
+            raise AuthenticationFailed("no client certificate and no bearer token")
+        return await self._tokens.authenticate(token)
+
+
+async def lookup_client_ca(client: Reader) -> bytes | None:
+    """The client CA bundle (PEM) the API server publishes in
+    ``kube-system/extension-apiserver-authentication``, or None when it publishes none (no
+    ConfigMap, or no ``client-ca-file`` in it). API errors propagate."""
+    namespace, name = AUTHENTICATION_CONFIGMAP
+    try:
+        configmap = await client.get(CONFIGMAPS, name, namespace=namespace)
+    except NotFound:
+        return None
+    bundle = (configmap.get("data") or {}).get("client-ca-file")
+    return bundle.encode() if bundle and bundle.strip() else None

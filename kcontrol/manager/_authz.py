@@ -1,0 +1,196 @@
+"""Delegated authorization for the secure port: may this user do this?
+
+As kube-controller-manager's authorizer (``k8s.io/apiserver``), a union of two:
+
+1. :class:`AlwaysAllowPaths` (``--authorization-always-allow-paths``, default ``/healthz``,
+   ``/readyz``, ``/livez``): those paths are served to anyone, so kubelet's probes need no
+   credentials. A pattern is a path, or a prefix ending in ``*`` (``/healthz/*``); anything
+   else must be asked about. kcontrol serves them before authentication too (see
+   :mod:`kcontrol.manager._authn`), where kube-controller-manager authenticates them as
+   ``system:anonymous`` first.
+2. :class:`SubjectAccessReviewAuthorizer`: a ``SubjectAccessReview`` sent to the API server
+   for the non-resource URL and the lower-cased HTTP method as verb (``get`` on
+   ``/metrics``), which RBAC answers with rules such as ``nonResourceURLs: ["/metrics"]``.
+
+Answers are cached per (user, verb, path): allowed for ``authorized_ttl``
+(``--authorization-webhook-cache-authorized-ttl``), denied for ``unauthorized_ttl``
+(``--authorization-webhook-cache-unauthorized-ttl``); concurrent requests share one review,
+reviews are rate-limited as TokenReviews are, and failures are never cached.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from prometheus_client import CollectorRegistry, Counter, Histogram
+
+from kcontrol._registry import PerRegistry
+from kcontrol.client import Resource, Writer
+from kcontrol.clock import Clock, RealClock, timeout
+from kcontrol.errors import ApiError, KcontrolError, ReviewFailed, ReviewThrottled
+from kcontrol.flowcontrol import TokenBucketRateLimiter
+from kcontrol.manager._authn import REVIEW_BURST, REVIEW_QPS, REVIEW_TIMEOUT, UserInfo
+from kcontrol.manager._cache import ReviewCache
+
+__all__ = [
+    "DEFAULT_ALWAYS_ALLOW_PATHS",
+    "SUBJECTACCESSREVIEWS",
+    "AlwaysAllowPaths",
+    "Decision",
+    "SubjectAccessReviewAuthorizer",
+]
+
+SUBJECTACCESSREVIEWS = Resource(
+    "authorization.k8s.io", "v1", "subjectaccessreviews", "SubjectAccessReview", False
+)
+
+DEFAULT_ALWAYS_ALLOW_PATHS = ("/healthz", "/readyz", "/livez")
+"""kube-controller-manager's default ``--authorization-always-allow-paths``."""
+
+_DURATION_BUCKETS = (0.25, 0.5, 0.7, 1.0, 1.5, 3.0, 5.0, 10.0)
+_ERROR_CODE = "<error>"
+
+
+@dataclass(frozen=True, slots=True)
+class _Metrics:
+    requests: Counter
+    duration: Histogram
+    throttled: Counter
+
+
+def _create_metrics(registry: CollectorRegistry) -> _Metrics:
+    # kube-controller-manager's names (k8s.io/apiserver authorizerfactory/metrics.go).
+    return _Metrics(
+        requests=Counter(
+            "apiserver_delegated_authz_request_total",
+            "Number of HTTP requests partitioned by status code.",
+            ["code"],
+            registry=registry,
+        ),
+        duration=Histogram(
+            "apiserver_delegated_authz_request_duration_seconds",
+            "Request latency in seconds. Broken down by status code.",
+            ["code"],
+            buckets=_DURATION_BUCKETS,
+            registry=registry,
+        ),
+        throttled=Counter(
+            "kcontrol_delegated_authz_throttled_total",
+            "SubjectAccessReviews not sent because their rate limit was spent (answered 429).",
+            registry=registry,
+        ),
+    )
+
+
+_metrics = PerRegistry(_create_metrics)
+
+
+class AlwaysAllowPaths:
+    """``k8s.io/apiserver/pkg/authorization/path``: paths served without asking.
+
+    Each pattern is an exact path or a prefix followed by ``*``; a ``*`` anywhere else is
+    refused with :class:`ValueError`. Leading slashes are ignored on both sides (``/`` alone
+    matches the root).
+    """
+
+    def __init__(self, patterns: Iterable[str]) -> None:
+        self._paths: set[str] = set()
+        self._prefixes: list[str] = []
+        for pattern in patterns:
+            trimmed = pattern.removeprefix("/")
+            if "*" in trimmed[:-1]:
+                raise ValueError(f"only a trailing * is allowed in {pattern!r}")
+            if trimmed.endswith("*"):
+                self._prefixes.append(trimmed[:-1])
+            else:
+                self._paths.add(trimmed)
+
+    def allows(self, path: str) -> bool:
+        trimmed = path.removeprefix("/")
+        return trimmed in self._paths or any(trimmed.startswith(p) for p in self._prefixes)
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """A SubjectAccessReview's verdict; ``reason`` is the authorizer's, possibly empty."""
+
+    allowed: bool
+    reason: str = ""
+
+
+_Key = tuple[str, str, tuple[str, ...], tuple[tuple[str, tuple[str, ...]], ...], str, str]
+
+
+class SubjectAccessReviewAuthorizer:
+    """Asks the API server, through ``client``, whether a user may use a non-resource URL
+    (module docstring). ``client`` needs ``create`` on ``subjectaccessreviews`` (the
+    ``system:auth-delegator`` ClusterRole grants it)."""
+
+    def __init__(
+        self,
+        client: Writer,
+        *,
+        authorized_ttl: float,
+        unauthorized_ttl: float,
+        qps: float = REVIEW_QPS,
+        burst: int = REVIEW_BURST,
+        review_timeout: float = REVIEW_TIMEOUT,
+        clock: Clock | None = None,
+        registry: CollectorRegistry | None = None,
+    ) -> None:
+        self._client = client
+        self._clock: Clock = clock if clock is not None else RealClock()
+        self._limiter = TokenBucketRateLimiter(qps, burst, clock=self._clock)
+        self._timeout = review_timeout
+        self._cache: ReviewCache[_Key, Decision] = ReviewCache(
+            ttl=lambda d: authorized_ttl if d.allowed else unauthorized_ttl, clock=self._clock
+        )
+        self._metrics = _metrics.get(registry)
+
+    async def authorize(self, user: UserInfo, verb: str, path: str) -> Decision:
+        """Whether ``user`` may ``verb`` the non-resource URL ``path``.
+
+        Raises :class:`~kcontrol.errors.ReviewThrottled` or
+        :class:`~kcontrol.errors.ReviewFailed` when no answer could be had.
+        """
+        extra = tuple(sorted(user.extra.items()))
+        key: _Key = (user.username, user.uid, user.groups, extra, verb, path)
+        return await self._cache.get(key, lambda: self._review(user, verb, path))
+
+    async def _review(self, user: UserInfo, verb: str, path: str) -> Decision:
+        if not self._limiter.try_accept():
+            self._metrics.throttled.inc()
+            raise ReviewThrottled("too many SubjectAccessReviews: the rate limit is spent")
+        spec: dict[str, object] = {
+            "user": user.username,
+            "groups": list(user.groups),
+            "nonResourceAttributes": {"path": path, "verb": verb},
+        }
+        if user.uid:
+            spec["uid"] = user.uid
+        if user.extra:
+            spec["extra"] = {key: list(values) for key, values in user.extra.items()}
+        review = {
+            "apiVersion": "authorization.k8s.io/v1",
+            "kind": "SubjectAccessReview",
+            "spec": spec,
+        }
+        code = _ERROR_CODE
+        start = self._clock.now()
+        try:
+            async with timeout(self._clock, self._timeout):
+                answer = await self._client.create(SUBJECTACCESSREVIEWS, review)
+            code = "201"
+        except (KcontrolError, TimeoutError) as error:
+            if isinstance(error, ApiError):
+                code = str(error.code)
+            raise ReviewFailed(
+                f"SubjectAccessReview failed: {error or type(error).__name__}"
+            ) from error
+        finally:
+            elapsed = self._clock.now() - start
+            self._metrics.requests.labels(code=code).inc()
+            self._metrics.duration.labels(code=code).observe(elapsed)
+        status = answer.get("status") or {}
+        return Decision(allowed=bool(status.get("allowed")), reason=str(status.get("reason") or ""))

@@ -1,0 +1,159 @@
+"""Defaults that do not collide with kube-controller-manager (its own Lease and port), the
+secure port's flags as kube-controller-manager names them, and their validation."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from controllers.replicaset import SPEC
+from kcontrol.manager import ControllerRegistry, ManagerOptions, main, parse_args
+from kcontrol.manager._options import DEFAULT_LEASE_NAME, DEFAULT_SECURE_PORT
+
+KUBERNETES_PORTS = {
+    10248: "kubelet healthz",
+    10249: "kube-proxy metrics",
+    10250: "kubelet",
+    10251: "kube-scheduler (old insecure port)",
+    10252: "kube-controller-manager (old insecure port)",
+    10253: "cloud-controller-manager (old insecure port)",
+    10254: "ingress-nginx metrics",
+    10255: "kubelet read-only",
+    10256: "kube-proxy healthz",
+    10257: "kube-controller-manager",
+    10258: "cloud-controller-manager",
+    10259: "kube-scheduler",
+    10260: "cloud-controller-manager webhooks",
+}
+
+
+def test_defaults_do_not_collide_with_kube_controller_manager() -> None:
+    options, _ = parse_args([])
+    lease = (options.leader_elect_resource_namespace, options.leader_elect_resource_name)
+    assert lease == ("kube-system", DEFAULT_LEASE_NAME) == ("kube-system", "kcontrol-manager")
+    assert lease != ("kube-system", "kube-controller-manager")
+    assert options.secure_port == DEFAULT_SECURE_PORT == 10263
+    assert options.secure_port not in KUBERNETES_PORTS
+    assert options.metrics_port == 0, "no plain HTTP unless asked for"
+
+
+def test_secure_serving_defaults_are_kube_controller_managers_or_documented() -> None:
+    options = ManagerOptions()
+    assert options.bind_address == "0.0.0.0"
+    assert options.cert_dir == ""
+    assert options.tls_cert_file is options.tls_private_key_file is options.client_ca_file is None
+    assert options.authentication_kubeconfig is options.authorization_kubeconfig is None
+    assert options.authentication_skip_lookup is False
+    assert options.authentication_tolerate_lookup_failure is False
+    assert options.authorization_always_allow_paths == ("/healthz", "/readyz", "/livez")
+    # kcontrol's cache TTLs: a scrape every 15 s finds its answers cached (upstream: 10 s).
+    assert options.authentication_token_webhook_cache_ttl == 60.0
+    assert options.authorization_webhook_cache_authorized_ttl == 60.0
+    assert options.authorization_webhook_cache_unauthorized_ttl == 10.0
+
+
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        pytest.param(["--secure-port=8443"], {"secure_port": 8443}, id="secure-port"),
+        pytest.param(["--secure-port=0"], {"secure_port": 0}, id="secure-port-off"),
+        pytest.param(["--cert-dir=/certs"], {"cert_dir": "/certs"}, id="cert-dir"),
+        pytest.param(
+            ["--tls-cert-file=/t/tls.crt", "--tls-private-key-file=/t/tls.key"],
+            {"tls_cert_file": "/t/tls.crt", "tls_private_key_file": "/t/tls.key"},
+            id="tls-pair",
+        ),
+        pytest.param(["--client-ca-file=/ca.crt"], {"client_ca_file": "/ca.crt"}, id="client-ca"),
+        pytest.param(
+            ["--authentication-kubeconfig=/a", "--authorization-kubeconfig=/b"],
+            {"authentication_kubeconfig": "/a", "authorization_kubeconfig": "/b"},
+            id="kubeconfigs",
+        ),
+        pytest.param(
+            ["--authentication-skip-lookup"], {"authentication_skip_lookup": True}, id="skip"
+        ),
+        pytest.param(
+            ["--authentication-tolerate-lookup-failure=true"],
+            {"authentication_tolerate_lookup_failure": True},
+            id="tolerate",
+        ),
+        pytest.param(
+            ["--authentication-token-webhook-cache-ttl=2m"],
+            {"authentication_token_webhook_cache_ttl": 120.0},
+            id="token-ttl",
+        ),
+        pytest.param(
+            [
+                "--authorization-webhook-cache-authorized-ttl=5m",
+                "--authorization-webhook-cache-unauthorized-ttl=30s",
+            ],
+            {
+                "authorization_webhook_cache_authorized_ttl": 300.0,
+                "authorization_webhook_cache_unauthorized_ttl": 30.0,
+            },
+            id="authz-ttls",
+        ),
+        pytest.param(
+            ["--authorization-always-allow-paths=/healthz,/healthz/*,/metrics"],
+            {"authorization_always_allow_paths": ("/healthz", "/healthz/*", "/metrics")},
+            id="always-allow",
+        ),
+        pytest.param(
+            ["--authorization-always-allow-paths="],
+            {"authorization_always_allow_paths": ()},
+            id="always-allow-none",
+        ),
+        pytest.param(["--metrics-port=8080"], {"metrics_port": 8080}, id="plain-http-opt-in"),
+    ],
+)
+def test_serving_flags(argv: list[str], expected: dict[str, Any]) -> None:
+    options, _ = parse_args(argv)
+    for field, value in expected.items():
+        assert getattr(options, field) == value, field
+    options.validate()
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        pytest.param(["--secure-port=70000"], "--secure-port 70000 is not a port", id="port"),
+        pytest.param(["--secure-port=9000", "--metrics-port=9000"], "must differ", id="same-ports"),
+        pytest.param(["--tls-cert-file=/c"], "go together", id="cert-without-key"),
+        pytest.param(["--tls-private-key-file=/k"], "go together", id="key-without-cert"),
+        pytest.param(
+            ["--authorization-always-allow-paths=/a*b"], "only a trailing *", id="bad-path"
+        ),
+        pytest.param(
+            ["--authentication-token-webhook-cache-ttl=-1s"], "must not be negative", id="ttl"
+        ),
+    ],
+)
+def test_inconsistent_serving_flags_exit_2(
+    argv: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(argv, registry=ControllerRegistry([SPEC])) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_help_lists_the_secure_serving_flags(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--help"], registry=ControllerRegistry([SPEC])) == 0
+    out = capsys.readouterr().out
+    for flag in (
+        "--secure-port",
+        "--cert-dir",
+        "--tls-cert-file",
+        "--tls-private-key-file",
+        "--client-ca-file",
+        "--authentication-kubeconfig",
+        "--authentication-skip-lookup",
+        "--authentication-tolerate-lookup-failure",
+        "--authentication-token-webhook-cache-ttl",
+        "--authorization-kubeconfig",
+        "--authorization-always-allow-paths",
+        "--authorization-webhook-cache-authorized-ttl",
+        "--authorization-webhook-cache-unauthorized-ttl",
+        "--metrics-port",
+    ):
+        assert flag in out, flag
+    assert "10263" in out
