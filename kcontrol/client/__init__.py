@@ -29,6 +29,7 @@ from kcontrol.client._interface import (
     WatchEvent,
     Writer,
 )
+from kcontrol.client._options import ListOptions
 from kcontrol.client._rest import ApiClient
 from kcontrol.errors import WriteRefused
 
@@ -48,6 +49,7 @@ __all__ = [
     "ConfigError",
     "FieldsV1",
     "KubeConfigurationAuth",
+    "ListOptions",
     "Object",
     "PatchType",
     "Reader",

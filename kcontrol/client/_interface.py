@@ -15,6 +15,8 @@ from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from typing import Any, NamedTuple, Protocol
 
+from kcontrol.client._options import ListOptions
+
 __all__ = [
     "CONFIGMAPS",
     "DEPLOYMENTS",
@@ -121,16 +123,12 @@ class Reader(Protocol):
         resource: Resource,
         *,
         namespace: str | None = None,
-        label_selector: str | None = None,
-        field_selector: str | None = None,
-        resource_version: str | None = None,
-        resource_version_match: str | None = None,
-        limit: int | None = None,
-        continue_: str | None = None,
+        options: ListOptions | None = None,
         transform: Callable[[Object], Object] | None = None,
     ) -> Object:
         """One page of a LIST: the list object (``items``, ``metadata.resourceVersion``,
-        ``metadata.continue``). Pass ``continue_`` from the previous page to get the next.
+        ``metadata.continue``). ``options`` holds the selectors, resourceVersion, ``limit``
+        and ``continue_`` (the previous page's ``metadata.continue``, for the next page).
         ``transform``, if given, is applied to each item (after ``kind``/``apiVersion`` are
         filled in) and its result is what ``items`` holds; implementations should apply it
         as each item is decoded, so untransformed items need not all exist at once."""
@@ -141,21 +139,17 @@ class Reader(Protocol):
         resource: Resource,
         *,
         namespace: str | None = None,
-        label_selector: str | None = None,
-        field_selector: str | None = None,
-        resource_version: str | None = None,
-        resource_version_match: str | None = None,
-        timeout_seconds: int | None = None,
-        allow_watch_bookmarks: bool = True,
-        send_initial_events: bool | None = None,
+        options: ListOptions | None = None,
     ) -> AbstractAsyncContextManager[AsyncIterator[WatchEvent]]:
         """Open a watch: ``async with client.watch(...) as events: async for ev in events``.
 
-        Entering raises the API error if the server refuses the watch (e.g. 410). Iteration
-        yields events in server order, raises the mapped :class:`ApiError` for an ``ERROR``
-        event (410 Gone -> :class:`~kcontrol.errors.Gone`), raises
-        :class:`~kcontrol.errors.ApiConnectionError` if the connection breaks, and ends when
-        the server closes the stream. Leaving the block closes the connection.
+        ``options`` holds the selectors, the resourceVersion to start after,
+        ``timeout_seconds``, bookmarks and ``send_initial_events``. Entering raises the API
+        error if the server refuses the watch (e.g. 410). Iteration yields events in server
+        order, raises the mapped :class:`ApiError` for an ``ERROR`` event (410 Gone ->
+        :class:`~kcontrol.errors.Gone`), raises :class:`~kcontrol.errors.ApiConnectionError`
+        if the connection breaks, and ends when the server closes the stream. Leaving the
+        block closes the connection.
         """
         ...
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import builtins
 import copy
+import dataclasses
 import functools
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
@@ -21,6 +22,7 @@ from kcontrol.client._config import ClientConfig
 from kcontrol.client._decode import ItemHook, decode_list, encode_json
 from kcontrol.client._gate import WriteGate, check_write
 from kcontrol.client._interface import Object, PatchType, Resource, WatchEvent
+from kcontrol.client._options import ListOptions
 from kcontrol.client._transport import DEFAULT_MAX_RETRIES, BeforeSend, Params, Transport
 from kcontrol.client._watch import WatchStream
 from kcontrol.clock import Clock, RealClock
@@ -34,6 +36,7 @@ _log = get_logger(__name__)
 
 DEFAULT_PAGE_SIZE = 500
 """Items per LIST page in :meth:`ApiClient.list_all` (client-go's pager default)."""
+_NO_OPTIONS = ListOptions()
 
 
 class ApiClient:
@@ -159,24 +162,14 @@ class ApiClient:
         resource: Resource,
         *,
         namespace: str | None = None,
-        label_selector: str | None = None,
-        field_selector: str | None = None,
-        resource_version: str | None = None,
-        resource_version_match: str | None = None,
-        limit: int | None = None,
-        continue_: str | None = None,
+        options: ListOptions | None = None,
         transform: ItemHook | None = None,
     ) -> Object:
         """One LIST page. Items get ``apiVersion``/``kind`` filled in (the server omits them
         in lists), as client-go's unstructured decoding does, so they match watch objects.
         Items are decoded one at a time and each is passed to ``transform``, if given, at
         once (:func:`~kcontrol.client._decode.decode_list`)."""
-        params = _selectors(label_selector, field_selector)
-        _put(params, "resourceVersion", resource_version)
-        _put(params, "resourceVersionMatch", resource_version_match)
-        if limit is not None and limit > 0:
-            params["limit"] = str(limit)
-        _put(params, "continue", continue_)
+        params = (options or _NO_OPTIONS).query()
         path = resource.path(namespace)
         api_version, kind = resource.api_version, resource.kind
 
@@ -193,18 +186,24 @@ class ApiClient:
         resource: Resource,
         *,
         namespace: str | None = None,
-        label_selector: str | None = None,
-        field_selector: str | None = None,
-        resource_version: str | None = None,
-        resource_version_match: str | None = None,
+        options: ListOptions | None = None,
         page_size: int = DEFAULT_PAGE_SIZE,
     ) -> tuple[builtins.list[Object], str]:
         """LIST every page: ``(items, resourceVersion of the list)``.
 
-        Follows ``continue`` tokens ``page_size`` items at a time (``<= 0``: one request).
-        If a continue token expires midway (410), lists everything again in one unpaged
-        request, as client-go's pager does; a 410 on the first page propagates.
+        Follows ``continue`` tokens ``page_size`` items at a time (``<= 0``: one request);
+        ``options`` (selectors, resourceVersion) apply to the first page, and its selectors
+        to every page. Paging is this method's own: ``options`` with a ``limit`` or a
+        ``continue_`` raise :class:`ValueError`. If a continue token expires midway (410),
+        lists everything again in one unpaged request, as client-go's pager does; a 410 on
+        the first page propagates.
         """
+        first_page = options or _NO_OPTIONS
+        if first_page.limit is not None or first_page.continue_ is not None:
+            raise ValueError("list_all pages by itself: pass page_size, not limit or continue_")
+        next_pages = dataclasses.replace(
+            first_page, resource_version=None, resource_version_match=None
+        )
         items: list[Object] = []
         token: str | None = None
         while True:
@@ -213,12 +212,9 @@ class ApiClient:
                 page = await self.list(
                     resource,
                     namespace=namespace,
-                    label_selector=label_selector,
-                    field_selector=field_selector,
-                    resource_version=resource_version if first else None,
-                    resource_version_match=resource_version_match if first else None,
-                    limit=page_size,
-                    continue_=token,
+                    options=dataclasses.replace(
+                        first_page if first else next_pages, limit=page_size, continue_=token
+                    ),
                 )
             except Gone:
                 if first:
@@ -226,14 +222,7 @@ class ApiClient:
                 _log.info(
                     "LIST continue token expired, listing without paging", resource=resource.plural
                 )
-                page = await self.list(
-                    resource,
-                    namespace=namespace,
-                    label_selector=label_selector,
-                    field_selector=field_selector,
-                    resource_version=resource_version,
-                    resource_version_match=resource_version_match,
-                )
+                page = await self.list(resource, namespace=namespace, options=first_page)
                 items = []
             items.extend(page.get("items") or ())
             metadata = page.get("metadata") or {}
@@ -247,24 +236,9 @@ class ApiClient:
         resource: Resource,
         *,
         namespace: str | None = None,
-        label_selector: str | None = None,
-        field_selector: str | None = None,
-        resource_version: str | None = None,
-        resource_version_match: str | None = None,
-        timeout_seconds: int | None = None,
-        allow_watch_bookmarks: bool = True,
-        send_initial_events: bool | None = None,
+        options: ListOptions | None = None,
     ) -> AsyncIterator[AsyncIterator[WatchEvent]]:
-        params = _selectors(label_selector, field_selector)
-        params["watch"] = "true"
-        _put(params, "resourceVersion", resource_version)
-        _put(params, "resourceVersionMatch", resource_version_match)
-        if timeout_seconds is not None:
-            params["timeoutSeconds"] = str(timeout_seconds)
-        if allow_watch_bookmarks:
-            params["allowWatchBookmarks"] = "true"
-        if send_initial_events is not None:
-            params["sendInitialEvents"] = "true" if send_initial_events else "false"
+        params = (options or _NO_OPTIONS).query(watch=True)
         response = await self._transport.open_stream(resource.path(namespace), params)
         try:
             yield WatchStream(response)
@@ -321,7 +295,8 @@ class ApiClient:
         if patch_type is PatchType.APPLY and not field_manager:
             raise ValueError("server-side apply requires field_manager")
         params: Params = {}
-        _put(params, "fieldManager", field_manager)
+        if field_manager:
+            params["fieldManager"] = field_manager
         if force is not None:
             params["force"] = "true" if force else "false"
         if isinstance(patch, (bytes, bytearray)):
@@ -385,18 +360,6 @@ def _default_user_agent() -> str:
     import kcontrol  # noqa: PLC0415 - the package imports this module while initialising
 
     return f"kcontrol/{kcontrol.__version__}"
-
-
-def _put(params: Params, key: str, value: str | None) -> None:
-    if value:
-        params[key] = value
-
-
-def _selectors(label_selector: str | None, field_selector: str | None) -> Params:
-    params: Params = {}
-    _put(params, "labelSelector", label_selector)
-    _put(params, "fieldSelector", field_selector)
-    return params
 
 
 def _object_path(

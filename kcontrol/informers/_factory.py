@@ -5,6 +5,11 @@ the informers they need while they are being built; the factory hands every call
 :class:`SharedIndexInformer` for the same (resource, namespace, label selector, field
 selector), so each collection is listed and watched once and cached once.
 
+The selectors are keywords of :meth:`SharedInformerFactory.for_resource` (client-go's
+factory takes a function that tweaks the ``ListOptions`` instead): an informer's requests
+take nothing else from the caller, so the keywords say all there is to choose. The factory
+builds the :class:`~kcontrol.client.ListOptions` the informer carries from them, once.
+
 Typical wiring::
 
     factory = SharedInformerFactory(client, resync_period=0)
@@ -21,7 +26,7 @@ from __future__ import annotations
 import asyncio
 from typing import NamedTuple
 
-from kcontrol.client import Reader, Resource
+from kcontrol.client import ListOptions, Reader, Resource
 from kcontrol.clock import Clock
 from kcontrol.informers._lister import Lister
 from kcontrol.informers._reflector import ReflectorOptions, TransformFunc
@@ -33,8 +38,7 @@ __all__ = ["SharedInformerFactory"]
 class _InformerKey(NamedTuple):
     resource: Resource
     namespace: str | None
-    label_selector: str | None
-    field_selector: str | None
+    list_options: ListOptions
 
 
 class SharedInformerFactory:
@@ -76,22 +80,24 @@ class SharedInformerFactory:
     ) -> SharedIndexInformer:
         """The shared informer for this collection, created on first request.
 
-        ``namespace`` defaults to the factory's. If the factory is running, a new informer
-        starts at once.
+        ``namespace`` defaults to the factory's; an empty selector selects everything, as
+        ``None`` does. If the factory is running, a new informer starts at once.
         """
         if not resource.namespaced:
             namespace = None
         elif namespace is None:
             namespace = self._namespace
-        key = _InformerKey(resource, namespace, label_selector or None, field_selector or None)
+        list_options = ListOptions(
+            label_selector=label_selector or None, field_selector=field_selector or None
+        )
+        key = _InformerKey(resource, namespace, list_options)
         informer = self._informers.get(key)
         if informer is None:
             informer = SharedIndexInformer(
                 self._client,
                 resource,
                 namespace=namespace,
-                label_selector=key.label_selector,
-                field_selector=key.field_selector,
+                list_options=list_options,
                 resync_period=self._resync_period,
                 transform=self._transform,
                 clock=self._clock,

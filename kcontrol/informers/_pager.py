@@ -14,12 +14,13 @@ held, on success, failure or cancellation alike.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Awaitable, Callable
 from types import TracebackType
 from typing import NamedTuple, Self
 
 from kcontrol._gc import GcPause
-from kcontrol.client import Object, Reader, Resource
+from kcontrol.client import ListOptions, Object, Reader, Resource
 from kcontrol.clock import Clock
 from kcontrol.errors import is_resource_expired
 from kcontrol.logging import BoundLogger
@@ -40,8 +41,11 @@ class Listed(NamedTuple):
 
 
 class ListPager:
-    """Lists one collection (``resource`` in ``namespace`` with the selectors) with
-    ``transform`` applied to each item as it decodes; see the module docstring."""
+    """Lists one collection (``resource`` in ``namespace``, selected by ``options``) with
+    ``transform`` applied to each item as it decodes; see the module docstring.
+
+    Each request's options are ``options`` with the pager's resourceVersion, ``limit`` and
+    ``continue_``."""
 
     def __init__(
         self,
@@ -49,8 +53,7 @@ class ListPager:
         resource: Resource,
         *,
         namespace: str | None,
-        label_selector: str | None,
-        field_selector: str | None,
+        options: ListOptions,
         transform: Callable[[Object], Object] | None,
         clock: Clock,
         log: BoundLogger,
@@ -58,8 +61,7 @@ class ListPager:
         self._reader = reader
         self._resource = resource
         self._namespace = namespace
-        self._label_selector = label_selector
-        self._field_selector = field_selector
+        self._options = options
         self._pause = GcPause(clock=clock)
         self._hook = self._decode_hook(transform)
         self._log = log
@@ -114,15 +116,14 @@ class ListPager:
     async def _request(
         self, resource_version: str | None, limit: int | None, continue_token: str | None
     ) -> Object:
-        return await self._reader.list(
-            self._resource,
-            namespace=self._namespace,
-            label_selector=self._label_selector,
-            field_selector=self._field_selector,
+        options = dataclasses.replace(
+            self._options,
             resource_version=resource_version,
             limit=limit,
             continue_=continue_token,
-            transform=self._hook,
+        )
+        return await self._reader.list(
+            self._resource, namespace=self._namespace, options=options, transform=self._hook
         )
 
     def _decode_hook(

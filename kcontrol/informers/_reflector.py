@@ -5,6 +5,11 @@ resource, replaces the store's content with the result, then watches from the li
 resourceVersion and applies each event to the store, re-watching from the last seen
 resourceVersion whenever a watch ends. It returns only when cancelled.
 
+Every request is derived (:func:`dataclasses.replace`) from the reflector's ``list_options``,
+which select the collection: the reflector adds the resourceVersion, ``limit`` and continue
+token of each LIST page, and the resourceVersion, timeout, bookmarks and streaming-list options
+of each watch.
+
 Which resourceVersion a LIST uses (as upstream):
 
 - the first list asks for ``"0"``: any recent state, served from the apiserver's watch cache;
@@ -79,12 +84,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import random
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from kcontrol.client import Object, Reader, Resource, WatchEvent
+from kcontrol.client import ListOptions, Object, Reader, Resource, WatchEvent
 from kcontrol.clock import Clock, RealClock, timeout
 from kcontrol.errors import (
     ApiConnectionError,
@@ -101,7 +107,14 @@ from kcontrol.informers._pager import ListPager
 from kcontrol.informers._watch_list import REQUEST_OPTIONS, InitialEvents
 from kcontrol.logging import get_logger
 
-__all__ = ["Reflector", "ReflectorOptions", "ReflectorStore", "TransformFunc", "WatchErrorHandler"]
+__all__ = [
+    "Reflector",
+    "ReflectorOptions",
+    "ReflectorStore",
+    "TransformFunc",
+    "WatchErrorHandler",
+    "selection_options",
+]
 
 _log = get_logger(__name__)
 
@@ -217,7 +230,13 @@ class _InternalErrorRetry:
 
 
 class Reflector:
-    """Lists and watches ``resource`` into ``store``; see the module docstring."""
+    """Lists and watches ``resource`` into ``store``; see the module docstring.
+
+    ``list_options`` selects the collection (``label_selector``, ``field_selector``); every
+    LIST and watch request is derived from it. The other fields - resourceVersion, limit,
+    continue token, timeout, bookmarks, streaming list - are the reflector's to choose per
+    request: setting one raises :class:`ValueError`.
+    """
 
     def __init__(
         self,
@@ -226,8 +245,7 @@ class Reflector:
         store: ReflectorStore,
         *,
         namespace: str | None = None,
-        label_selector: str | None = None,
-        field_selector: str | None = None,
+        list_options: ListOptions | None = None,
         options: ReflectorOptions | None = None,
         clock: Clock | None = None,
         backoff: BackoffManager | None = None,
@@ -239,8 +257,7 @@ class Reflector:
         self._resource = resource
         self._store = store
         self._namespace = namespace if resource.namespaced else None
-        self._label_selector = label_selector
-        self._field_selector = field_selector
+        self._list_options = selection_options(list_options)
         self._options = options or ReflectorOptions()
         self._clock: Clock = clock or RealClock()
         self._backoff = backoff or ExponentialBackoff(
@@ -327,8 +344,7 @@ class Reflector:
             self._reader,
             self._resource,
             namespace=self._namespace,
-            label_selector=self._label_selector,
-            field_selector=self._field_selector,
+            options=self._list_options,
             transform=self._transform,
             clock=self._clock,
             log=self._log,
@@ -418,16 +434,14 @@ class Reflector:
             resource_version = "" if self._rv_unavailable else self._last_sync_rv
         else:
             resource_version = self._last_sync_rv
-        request = self._reader.watch(
-            self._resource,
-            namespace=self._namespace,
-            label_selector=self._label_selector,
-            field_selector=self._field_selector,
+        options = dataclasses.replace(
+            self._list_options,
             resource_version=resource_version,
             timeout_seconds=timeout_seconds,
             allow_watch_bookmarks=True,
             **extra,
         )
+        request = self._reader.watch(self._resource, namespace=self._namespace, options=options)
         if not stream.initial_events:
             await self._stream_events(stream, request, None)
             return
@@ -542,6 +556,22 @@ class Reflector:
             self._watch_error_handler(error)
         except Exception:
             self._log.exception("watch error handler failed")
+
+
+def selection_options(options: ListOptions | None) -> ListOptions:
+    """The options that select a reflector's collection: ``options`` (None: everything),
+    checked to hold nothing but the selectors."""
+    if options is None:
+        return ListOptions()
+    selectors = ListOptions(
+        label_selector=options.label_selector, field_selector=options.field_selector
+    )
+    if options != selectors:
+        raise ValueError(
+            "a reflector's list_options select the collection (label_selector, "
+            f"field_selector); it chooses the rest of each request itself: {options!r}"
+        )
+    return options
 
 
 def _with_interning(transform: TransformFunc | None) -> TransformFunc:

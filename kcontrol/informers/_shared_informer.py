@@ -35,7 +35,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Mapping
 
-from kcontrol.client import Reader, Resource
+from kcontrol.client import ListOptions, Reader, Resource
 from kcontrol.clock import Clock, RealClock
 from kcontrol.informers._deltas import DeltaProcessor
 from kcontrol.informers._lister import Lister
@@ -50,6 +50,7 @@ from kcontrol.informers._reflector import (
     ReflectorOptions,
     TransformFunc,
     WatchErrorHandler,
+    selection_options,
 )
 from kcontrol.informers._store import IndexedStore, Indexer, IndexFunc
 from kcontrol.logging import get_logger
@@ -65,6 +66,8 @@ MINIMUM_RESYNC_PERIOD = 1.0
 class SharedIndexInformer:
     """A shared, indexed, watched cache of one resource; see the module docstring.
 
+    ``namespace`` and ``list_options`` (its ``label_selector`` and ``field_selector``, nothing
+    else: see :class:`~kcontrol.informers.Reflector`) select the collection cached.
     ``resync_period`` is the default for handlers added without one: every so many seconds
     the handler gets ``on_update(obj, obj)`` for every cached object (0: never). Each handler
     keeps its own period; unlike client-go, periods are not rounded up to an informer-wide
@@ -77,8 +80,7 @@ class SharedIndexInformer:
         resource: Resource,
         *,
         namespace: str | None = None,
-        label_selector: str | None = None,
-        field_selector: str | None = None,
+        list_options: ListOptions | None = None,
         resync_period: float = 0.0,
         indexers: Mapping[str, IndexFunc] | None = None,
         transform: TransformFunc | None = None,
@@ -88,8 +90,7 @@ class SharedIndexInformer:
         self._reader = reader
         self._resource = resource
         self._namespace = namespace if resource.namespaced else None
-        self._label_selector = label_selector
-        self._field_selector = field_selector
+        self._list_options = selection_options(list_options)
         self._default_resync = resync_period
         self._clock: Clock = clock or RealClock()
         self._reflector_options = reflector_options
@@ -215,8 +216,7 @@ class SharedIndexInformer:
             self._resource,
             self._deltas,
             namespace=self._namespace,
-            label_selector=self._label_selector,
-            field_selector=self._field_selector,
+            list_options=self._list_options,
             options=self._reflector_options,
             clock=self._clock,
             watch_error_handler=self._watch_error_handler,

@@ -41,7 +41,8 @@ REQUEST_OPTIONS: Final[dict[str, Any]] = {
     "send_initial_events": True,
     "resource_version_match": "NotOlderThan",
 }
-"""The watch parameters that make a watch a streaming list (with ``allow_watch_bookmarks``)."""
+"""The :class:`~kcontrol.client.ListOptions` fields that make a watch a streaming list (with
+``allow_watch_bookmarks``), for :func:`dataclasses.replace`."""
 
 ObjectTransform = Callable[[str, Object], Object | None]
 """The reflector's per-object transform, given the event type; ``None`` drops the object."""

@@ -26,9 +26,11 @@ class Action:
     ``namespace``, ``name`` and ``subresource`` are ``""`` when absent (cluster-scoped
     resources, lists across all namespaces), as upstream. ``object`` is a copy of the body of a
     create or update, ``patch``/``patch_type`` the body of a patch. List and watch requests
-    carry their selectors and ``resource_version``; every other option (``limit``,
-    ``continue``, ``preconditions``, ``propagation_policy``, ``field_manager``...) is in
-    ``options``, keyed by its Python parameter name, when it was given.
+    carry the selectors and ``resource_version`` of their
+    :class:`~kcontrol.client.ListOptions`; the other options the verb uses (``limit``,
+    ``continue_``, ``timeout_seconds``... keyed by their ``ListOptions`` field) are in
+    ``options``, as are a write's (``preconditions``, ``propagation_policy``,
+    ``field_manager``... keyed by their parameter name), when they were given.
     """
 
     verb: str

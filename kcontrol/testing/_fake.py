@@ -22,7 +22,7 @@ from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
-from kcontrol.client import Client, Object, PatchType, Resource, WatchEvent
+from kcontrol.client import Client, ListOptions, Object, PatchType, Resource, WatchEvent
 from kcontrol.client._decode import decode_json, encode_json
 from kcontrol.clock import Clock, RealClock, TimerHandle
 from kcontrol.errors import BadRequest
@@ -32,6 +32,8 @@ from kcontrol.testing._tracker import ObjectTracker
 from kcontrol.testing._watch import ScriptedWatch
 
 __all__ = ["FakeClient"]
+
+_NO_OPTIONS = ListOptions()
 
 
 class FakeClient:
@@ -162,38 +164,16 @@ class FakeClient:
         resource: Resource,
         *,
         namespace: str | None = None,
-        label_selector: str | None = None,
-        field_selector: str | None = None,
-        resource_version: str | None = None,
-        resource_version_match: str | None = None,
-        limit: int | None = None,
-        continue_: str | None = None,
+        options: ListOptions | None = None,
         transform: Callable[[Object], Object] | None = None,
     ) -> Object:
-        action = Action(
-            verb="list",
-            resource=resource,
-            namespace=_scoped(resource, namespace),
-            label_selector=label_selector,
-            field_selector=field_selector,
-            resource_version=resource_version,
-            options=_given(
-                resource_version_match=resource_version_match, limit=limit, continue_=continue_
-            ),
-        )
+        options = options or _NO_OPTIONS
+        action = _collection_action("list", resource, namespace, options)
         handled, result = await self._react(action)
         if handled:
             page = _response(result)
         else:
-            page = self.tracker.list(
-                resource,
-                namespace=namespace,
-                label_selector=label_selector,
-                field_selector=field_selector,
-                resource_version=resource_version,
-                limit=limit,
-                continue_=continue_,
-            )
+            page = self.tracker.list(resource, namespace=namespace, options=options)
         if transform is not None and isinstance(page.get("items"), list):
             for item in page["items"]:
                 item.setdefault("apiVersion", resource.api_version)
@@ -207,48 +187,21 @@ class FakeClient:
         resource: Resource,
         *,
         namespace: str | None = None,
-        label_selector: str | None = None,
-        field_selector: str | None = None,
-        resource_version: str | None = None,
-        resource_version_match: str | None = None,
-        timeout_seconds: int | None = None,
-        allow_watch_bookmarks: bool = True,
-        send_initial_events: bool | None = None,
+        options: ListOptions | None = None,
     ) -> AsyncIterator[AsyncIterator[WatchEvent]]:
-        """Open a watch (see :meth:`ObjectTracker.watch`). It ends when ``timeout_seconds``
-        pass on the client's clock, when a test calls :meth:`close_watches`, or with the error
-        given to :meth:`fail_watches`."""
-        action = Action(
-            verb="watch",
-            resource=resource,
-            namespace=_scoped(resource, namespace),
-            label_selector=label_selector,
-            field_selector=field_selector,
-            resource_version=resource_version,
-            options=_given(
-                resource_version_match=resource_version_match,
-                timeout_seconds=timeout_seconds,
-                allow_watch_bookmarks=allow_watch_bookmarks,
-                send_initial_events=send_initial_events,
-            ),
-        )
+        """Open a watch (see :meth:`ObjectTracker.watch`). It ends when
+        ``options.timeout_seconds`` pass on the client's clock, when a test calls
+        :meth:`close_watches`, or with the error given to :meth:`fail_watches`."""
+        options = options or _NO_OPTIONS
+        action = _collection_action("watch", resource, namespace, options)
         handled, result = await self._react(action)
         if handled:
             yield ScriptedWatch(result)
             return
-        watcher = self.tracker.watch(
-            resource,
-            namespace=namespace,
-            label_selector=label_selector,
-            field_selector=field_selector,
-            resource_version=resource_version,
-            resource_version_match=resource_version_match,
-            allow_bookmarks=allow_watch_bookmarks,
-            send_initial_events=send_initial_events,
-        )
+        watcher = self.tracker.watch(resource, namespace=namespace, options=options)
         timer: TimerHandle | None = None
-        if timeout_seconds:
-            timer = self._clock.call_at(self._clock.now() + timeout_seconds, watcher.close)
+        if options.timeout_seconds:
+            timer = self._clock.call_at(self._clock.now() + options.timeout_seconds, watcher.close)
         try:
             yield watcher
         finally:
@@ -368,6 +321,35 @@ def _scoped(resource: Resource, namespace: str | None) -> str:
 
 def _given(**options: Any) -> dict[str, Any]:
     return {k: v for k, v in options.items() if v is not None}
+
+
+def _collection_action(
+    verb: str, resource: Resource, namespace: str | None, options: ListOptions
+) -> Action:
+    """The record of a list or watch: the options the verb uses, those left unset omitted."""
+    if verb == "watch":
+        verb_options = _given(
+            resource_version_match=options.resource_version_match,
+            timeout_seconds=options.timeout_seconds,
+            allow_watch_bookmarks=options.allow_watch_bookmarks,
+            send_initial_events=options.send_initial_events,
+        )
+    else:
+        verb_options = _given(
+            resource_version_match=options.resource_version_match,
+            limit=options.limit,
+            continue_=options.continue_,
+            timeout_seconds=options.timeout_seconds,
+        )
+    return Action(
+        verb=verb,
+        resource=resource,
+        namespace=_scoped(resource, namespace),
+        label_selector=options.label_selector,
+        field_selector=options.field_selector,
+        resource_version=options.resource_version,
+        options=verb_options,
+    )
 
 
 def _write_action(

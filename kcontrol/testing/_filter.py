@@ -13,7 +13,16 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
-from kcontrol.client import EVENTS, NAMESPACES, PODS, REPLICASETS, SECRETS, Object, Resource
+from kcontrol.client import (
+    EVENTS,
+    NAMESPACES,
+    PODS,
+    REPLICASETS,
+    SECRETS,
+    ListOptions,
+    Object,
+    Resource,
+)
 from kcontrol.errors import BadRequest
 from kcontrol.labels import Selector, SelectorError, everything, parse
 
@@ -111,18 +120,18 @@ class ObjectFilter:
         cls,
         resource: Resource,
         namespace: str | None,
-        label_selector: str | None,
-        field_selector: str | None,
+        options: ListOptions,
     ) -> ObjectFilter:
-        """The filter for request parameters; invalid selectors are a BadRequest."""
+        """The filter of a request's namespace and selectors; invalid selectors are a
+        BadRequest."""
         try:
-            labels = parse(label_selector or "")
+            labels = parse(options.label_selector or "")
         except SelectorError as err:
             raise BadRequest(f"unable to parse labelSelector: {err}") from None
         return cls(
             namespace if resource.namespaced and namespace else None,
             labels,
-            parse_field_selector(field_selector, resource),
+            parse_field_selector(options.field_selector, resource),
         )
 
     def matches(self, obj: Object) -> bool:

@@ -46,6 +46,7 @@ from kcontrol.client import (
     PODS,
     REPLICASETS,
     SECRETS,
+    ListOptions,
     Object,
     PatchType,
     Resource,
@@ -91,6 +92,7 @@ BUILTIN_RESOURCES: Final[Mapping[Resource, bool]] = {
 
 _NAME_SUFFIX_ALPHABET: Final = "bcdfghjklmnpqrstvwxz2456789"
 _INITIAL_EVENTS_END: Final = {"k8s.io/initial-events-end": "true"}
+_NO_OPTIONS: Final = ListOptions()
 
 _Key = tuple[str, str]
 
@@ -219,22 +221,21 @@ class ObjectTracker:
         resource: Resource,
         *,
         namespace: str | None = None,
-        label_selector: str | None = None,
-        field_selector: str | None = None,
-        resource_version: str | None = None,
-        limit: int | None = None,
-        continue_: str | None = None,
+        options: ListOptions | None = None,
     ) -> Object:
         """One page of a LIST, always served from the current state.
 
-        A ``resource_version`` newer than the latest write fails like the server's "Too large
-        resource version" (504 with cause ``ResourceVersionTooLarge``). Pages hold up to
-        ``limit`` matching items; ``metadata.continue`` resumes after the last one, and every
-        page reports the first page's resourceVersion. A continue token older than the
+        The selectors, ``resource_version``, ``limit`` and ``continue_`` of ``options`` are
+        honoured. A ``resource_version`` newer than the latest write fails like the server's
+        "Too large resource version" (504 with cause ``ResourceVersionTooLarge``). Pages hold
+        up to ``limit`` matching items; ``metadata.continue`` resumes after the last one, and
+        every page reports the first page's resourceVersion. A continue token older than the
         compaction point is 410 Gone (reason ``Expired``).
         """
-        selection = ObjectFilter.build(resource, namespace, label_selector, field_selector)
-        requested = self._parse_resource_version(resource_version)
+        options = options or _NO_OPTIONS
+        selection = ObjectFilter.build(resource, namespace, options)
+        limit = options.limit
+        requested = self._parse_resource_version(options.resource_version)
         if requested is not None and requested > self._resource_version:
             raise ServerTimeout(
                 f"Too large resource version: {requested}, current: {self._resource_version}",
@@ -242,8 +243,8 @@ class ObjectTracker:
                 retry_after=1,
             )
         snapshot, start_after = self._resource_version, ""
-        if continue_:
-            snapshot, start_after = self._decode_continue(continue_)
+        if options.continue_:
+            snapshot, start_after = self._decode_continue(options.continue_)
         store = self._store(resource)
         keys = sorted((k for k in store if _etcd_order(k) > start_after), key=_etcd_order)
         matching = [(key, store[key]) for key in keys if selection.matches(store[key])]
@@ -520,25 +521,26 @@ class ObjectTracker:
         resource: Resource,
         *,
         namespace: str | None = None,
-        label_selector: str | None = None,
-        field_selector: str | None = None,
-        resource_version: str | None = None,
-        resource_version_match: str | None = None,
-        allow_bookmarks: bool = True,
-        send_initial_events: bool | None = None,
+        options: ListOptions | None = None,
     ) -> Watcher:
         """Open a watch; the caller must :meth:`Watcher.stop` it.
 
-        Without a resourceVersion (or with ``"0"``) the watch starts with an ADDED event per
-        existing object; with one it replays the changes after it (410 Gone, reason
-        ``Expired``, if that is before the compaction point). ``send_initial_events`` (which,
-        as on the server, needs ``resource_version_match="NotOlderThan"`` and bookmarks) sends
-        the current objects and then a BOOKMARK annotated ``k8s.io/initial-events-end``.
+        The selectors, ``resource_version``, ``allow_watch_bookmarks`` and
+        ``send_initial_events`` of ``options`` are honoured (``timeout_seconds`` is the
+        client's to apply). Without a resourceVersion (or with ``"0"``) the watch starts with
+        an ADDED event per existing object; with one it replays the changes after it (410
+        Gone, reason ``Expired``, if that is before the compaction point).
+        ``send_initial_events`` (which, as on the server, needs
+        ``resource_version_match="NotOlderThan"`` and bookmarks) sends the current objects
+        and then a BOOKMARK annotated ``k8s.io/initial-events-end``.
         """
-        selection = ObjectFilter.build(resource, namespace, label_selector, field_selector)
-        start = self._parse_resource_version(resource_version)
+        options = options or _NO_OPTIONS
+        selection = ObjectFilter.build(resource, namespace, options)
+        start = self._parse_resource_version(options.resource_version)
+        send_initial_events = options.send_initial_events
+        allow_bookmarks = options.allow_watch_bookmarks
         if send_initial_events:
-            if resource_version_match != "NotOlderThan":
+            if options.resource_version_match != "NotOlderThan":
                 raise Invalid(
                     "sendInitialEvents is forbidden for watch unless resourceVersionMatch is "
                     "set to NotOlderThan"

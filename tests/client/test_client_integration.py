@@ -16,6 +16,7 @@ from kcontrol.client import (
     ApiClient,
     ClientConfig,
     FieldsV1,
+    ListOptions,
     PatchType,
     WatchEvent,
     load_config,
@@ -130,17 +131,24 @@ async def test_invalid_object(api: ApiClient, namespace: str) -> None:
 async def test_list_and_list_all(api: ApiClient, namespace: str) -> None:
     for i in range(5):
         await api.create(CONFIGMAPS, configmap(f"cm{i}", namespace))
-    page = await api.list(CONFIGMAPS, namespace=namespace, label_selector="suite=client", limit=2)
+    page = await api.list(
+        CONFIGMAPS, namespace=namespace, options=ListOptions(label_selector="suite=client", limit=2)
+    )
     assert len(page["items"]) == 2
     assert page["metadata"]["continue"]
     assert all(i["kind"] == "ConfigMap" and i["apiVersion"] == "v1" for i in page["items"])
 
     items, rv = await api.list_all(
-        CONFIGMAPS, namespace=namespace, label_selector="suite=client", page_size=2
+        CONFIGMAPS,
+        namespace=namespace,
+        options=ListOptions(label_selector="suite=client"),
+        page_size=2,
     )
     assert sorted(i["metadata"]["name"] for i in items) == [f"cm{i}" for i in range(5)]
     assert int(rv) > 0
-    none, _ = await api.list_all(CONFIGMAPS, namespace=namespace, label_selector="suite=other")
+    none, _ = await api.list_all(
+        CONFIGMAPS, namespace=namespace, options=ListOptions(label_selector="suite=other")
+    )
     assert none == []
 
 
@@ -179,7 +187,9 @@ async def test_field_sets_stay_raw_and_survive_a_write_back(api: ApiClient, name
     assert "f:a" in entries[0]["fieldsV1"].to_dict()["f:data"]
     listed = (await api.list(CONFIGMAPS, namespace=namespace))["items"]
     assert listed[0]["metadata"]["managedFields"] == entries, "same bytes from a LIST"
-    async with api.watch(CONFIGMAPS, namespace=namespace, resource_version="0") as events:
+    async with api.watch(
+        CONFIGMAPS, namespace=namespace, options=ListOptions(resource_version="0")
+    ) as events:
         async for event in events:
             assert event.object["metadata"]["managedFields"] == entries, "and from a watch"
             break
@@ -283,7 +293,9 @@ async def test_watch_sees_changes_in_order(api: ApiClient, namespace: str) -> No
 
     async with asyncio.timeout(30):
         async with api.watch(
-            CONFIGMAPS, namespace=namespace, resource_version=rv, timeout_seconds=60
+            CONFIGMAPS,
+            namespace=namespace,
+            options=ListOptions(resource_version=rv, timeout_seconds=60),
         ) as events:
             write = asyncio.create_task(writer())
             try:
@@ -310,9 +322,9 @@ async def test_watch_list_initial_events(api: ApiClient, namespace: str) -> None
         async with api.watch(
             CONFIGMAPS,
             namespace=namespace,
-            send_initial_events=True,
-            resource_version_match="NotOlderThan",
-            timeout_seconds=60,
+            options=ListOptions(
+                send_initial_events=True, resource_version_match="NotOlderThan", timeout_seconds=60
+            ),
         ) as stream:
             async for ev in stream:
                 events.append(ev)
@@ -330,8 +342,9 @@ async def test_list_too_new_resource_version(api: ApiClient, namespace: str) -> 
         await api.list(
             CONFIGMAPS,
             namespace=namespace,
-            resource_version=str(int(rv) + 1_000_000),
-            resource_version_match="NotOlderThan",
+            options=ListOptions(
+                resource_version=str(int(rv) + 1_000_000), resource_version_match="NotOlderThan"
+            ),
         )
     assert is_resource_expired(info.value)
     assert info.value.retry_after == 1.0

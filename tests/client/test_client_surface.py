@@ -23,6 +23,7 @@ def test_public_surface_is_deliberate() -> None:
             "ConfigError",
             "FieldsV1",
             "KubeConfigurationAuth",
+            "ListOptions",
             "Object",
             "PatchType",
             "Reader",

@@ -19,6 +19,7 @@ from kcontrol.client import (
     ApiClient,
     Client,
     ClientConfig,
+    ListOptions,
     PatchType,
     StaticTokenAuth,
 )
@@ -76,7 +77,7 @@ async def test_gzip_is_asked_for_unless_disabled(
     api.route("GET", "/api/v1/namespaces", empty_watch)
     async with ApiClient(ClientConfig(host=api.url), qps=0, registry=registry) as c:
         await c.get(NAMESPACES, "default")
-        async with c.watch(NAMESPACES, timeout_seconds=1) as events:
+        async with c.watch(NAMESPACES, options=ListOptions(timeout_seconds=1)) as events:
             async for _ in events:
                 pass
     assert ["gzip" in r.headers.get("Accept-Encoding", "") for r in api.requests] == [True] * 2
@@ -84,7 +85,7 @@ async def test_gzip_is_asked_for_unless_disabled(
     config = ClientConfig(host=api.url, disable_compression=True)
     async with ApiClient(config, qps=0, registry=registry) as c:
         await c.get(NAMESPACES, "default")
-        async with c.watch(NAMESPACES, timeout_seconds=1) as events:
+        async with c.watch(NAMESPACES, options=ListOptions(timeout_seconds=1)) as events:
             async for _ in events:
                 pass
     assert [r.headers.get("Accept-Encoding") for r in api.requests[2:]] == ["identity"] * 2
@@ -114,12 +115,14 @@ async def test_list_sends_query_parameters(api: FakeApiServer, client: ApiClient
     await client.list(
         PODS,
         namespace="ns",
-        label_selector="app=web,tier!=db",
-        field_selector="spec.nodeName=n1",
-        resource_version="0",
-        resource_version_match="NotOlderThan",
-        limit=50,
-        continue_="tok",
+        options=ListOptions(
+            label_selector="app=web,tier!=db",
+            field_selector="spec.nodeName=n1",
+            resource_version="0",
+            resource_version_match="NotOlderThan",
+            limit=50,
+            continue_="tok",
+        ),
     )
     sent = api.requests[-1]
     assert sent.path == POD_PATH
@@ -173,7 +176,10 @@ def paged_handler(api: FakeApiServer, total: int, expire_after: int | None = Non
 async def test_list_all_follows_continue(api: FakeApiServer, client: ApiClient) -> None:
     paged_handler(api, total=5)
     items, rv = await client.list_all(
-        PODS, namespace="ns", label_selector="a=b", resource_version="0", page_size=2
+        PODS,
+        namespace="ns",
+        options=ListOptions(label_selector="a=b", resource_version="0"),
+        page_size=2,
     )
     assert [i["metadata"]["name"] for i in items] == [f"p{i}" for i in range(5)]
     assert all(i["kind"] == "Pod" for i in items)
@@ -206,7 +212,16 @@ async def test_list_all_relists_unpaged_when_continue_expires(
 async def test_list_all_first_page_gone_propagates(api: FakeApiServer, client: ApiClient) -> None:
     api.respond("GET", POD_PATH, status_body(410, "Expired"), status=410)
     with pytest.raises(Gone):
-        await client.list_all(PODS, namespace="ns", resource_version="5")
+        await client.list_all(PODS, namespace="ns", options=ListOptions(resource_version="5"))
+
+
+@pytest.mark.parametrize("options", [ListOptions(limit=10), ListOptions(continue_="tok")])
+async def test_list_all_pages_by_itself(
+    api: FakeApiServer, client: ApiClient, options: ListOptions
+) -> None:
+    with pytest.raises(ValueError, match="page_size"):
+        await client.list_all(PODS, namespace="ns", options=options)
+    assert api.requests == []
 
 
 # ---------------------------------------------------------------------- writes

@@ -10,7 +10,7 @@ from aiohttp import web
 from client_fakes import FakeApiServer, event_line, status_body
 from prometheus_client import CollectorRegistry
 
-from kcontrol.client import PODS, ApiClient, ClientConfig, WatchEvent
+from kcontrol.client import PODS, ApiClient, ClientConfig, ListOptions, WatchEvent
 from kcontrol.clock import FakeClock
 from kcontrol.errors import ApiConnectionError, Gone, InternalError, TooManyRequests
 
@@ -49,8 +49,8 @@ def stream(chunks: list[bytes], end: str = "close") -> Any:
     return handler
 
 
-async def collect(client: ApiClient, **kwargs: Any) -> list[WatchEvent]:
-    async with client.watch(PODS, namespace="ns", **kwargs) as events:
+async def collect(client: ApiClient, options: ListOptions | None = None) -> list[WatchEvent]:
+    async with client.watch(PODS, namespace="ns", options=options) as events:
         return [ev async for ev in events]
 
 
@@ -58,12 +58,14 @@ async def test_watch_parameters(api: FakeApiServer, client: ApiClient) -> None:
     api.route("GET", POD_PATH, stream([]))
     await collect(
         client,
-        label_selector="app=web",
-        field_selector="metadata.name=a",
-        resource_version="42",
-        resource_version_match="NotOlderThan",
-        timeout_seconds=290,
-        send_initial_events=True,
+        ListOptions(
+            label_selector="app=web",
+            field_selector="metadata.name=a",
+            resource_version="42",
+            resource_version_match="NotOlderThan",
+            timeout_seconds=290,
+            send_initial_events=True,
+        ),
     )
     assert api.requests[-1].query == {
         "watch": "true",
@@ -79,7 +81,9 @@ async def test_watch_parameters(api: FakeApiServer, client: ApiClient) -> None:
 
 async def test_watch_parameters_minimal(api: FakeApiServer, client: ApiClient) -> None:
     api.route("GET", "/api/v1/pods", stream([]))
-    async with client.watch(PODS, allow_watch_bookmarks=False, send_initial_events=False) as ev:
+    async with client.watch(
+        PODS, options=ListOptions(allow_watch_bookmarks=False, send_initial_events=False)
+    ) as ev:
         assert [e async for e in ev] == []
     assert api.requests[-1].query == {"watch": "true", "sendInitialEvents": "false"}
 
@@ -118,7 +122,9 @@ async def test_error_event_gone(api: FakeApiServer, client: ApiClient) -> None:
     api.route("GET", POD_PATH, stream([event_line("ADDED", pod("a", "10")), error]))
     seen: list[str] = []
     with pytest.raises(Gone) as info:
-        async with client.watch(PODS, namespace="ns", resource_version="5") as events:
+        async with client.watch(
+            PODS, namespace="ns", options=ListOptions(resource_version="5")
+        ) as events:
             async for ev in events:
                 seen.append(ev.type)
     assert seen == ["ADDED"]

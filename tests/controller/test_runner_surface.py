@@ -32,6 +32,9 @@ SURFACES = {
         "recheck_owner",
     },
     "kcontrol.manager": {
+        "DEFAULT_LEASE_NAME",
+        "DEFAULT_LEASE_NAMESPACE",
+        "DEFAULT_SECURE_PORT",
         "ENTRY_POINT_GROUP",
         "ControllerContext",
         "ControllerFlag",
@@ -45,6 +48,7 @@ SURFACES = {
         "NamedCheck",
         "OptionsError",
         "Runnable",
+        "SecureServer",
         "controller_enabled",
         "default_identity",
         "load_client_config",

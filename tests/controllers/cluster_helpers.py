@@ -12,7 +12,7 @@ from typing import Any
 
 from prometheus_client import CollectorRegistry
 
-from kcontrol.client import DEPLOYMENTS, EVENTS, PODS, REPLICASETS, ApiClient, Object
+from kcontrol.client import DEPLOYMENTS, EVENTS, PODS, REPLICASETS, ApiClient, ListOptions, Object
 from kcontrol.manager import ControllerRegistry, ControllerSpec, Manager, ManagerOptions
 from kcontrol.testing.cluster import Cluster
 from tests.integration.helpers import poll
@@ -60,7 +60,9 @@ async def running_manager(
 
 async def pods_of(client: ApiClient, namespace: str, selector: str) -> list[Object]:
     """Pods matching ``selector``, terminating ones included."""
-    listed = await client.list(PODS, namespace=namespace, label_selector=selector)
+    listed = await client.list(
+        PODS, namespace=namespace, options=ListOptions(label_selector=selector)
+    )
     items: list[Object] = listed["items"]
     return items
 
@@ -95,7 +97,9 @@ def uids(pods: list[Object]) -> set[str]:
 async def events_for(client: ApiClient, namespace: str, name: str) -> list[tuple[str, str]]:
     """(reason, message) of the core/v1 events about the object ``name``."""
     listed = await client.list(
-        EVENTS, namespace=namespace, field_selector=f"involvedObject.name={name}"
+        EVENTS,
+        namespace=namespace,
+        options=ListOptions(field_selector=f"involvedObject.name={name}"),
     )
     return [(event.get("reason", ""), event.get("message", "")) for event in listed["items"]]
 
@@ -165,7 +169,7 @@ class RolloutWatcher:
 
     async def _run(self) -> None:
         listed = await self.client.list(
-            PODS, namespace=self.namespace, label_selector=self.selector
+            PODS, namespace=self.namespace, options=ListOptions(label_selector=self.selector)
         )
         for pod in listed["items"]:
             self._pods[pod["metadata"]["uid"]] = pod
@@ -176,9 +180,9 @@ class RolloutWatcher:
             async with self.client.watch(
                 PODS,
                 namespace=self.namespace,
-                label_selector=self.selector,
-                resource_version=version,
-                timeout_seconds=300,
+                options=ListOptions(
+                    label_selector=self.selector, resource_version=version, timeout_seconds=300
+                ),
             ) as stream:
                 async for event in stream:
                     obj = event.object

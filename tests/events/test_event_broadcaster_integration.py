@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from prometheus_client import CollectorRegistry
 
-from kcontrol.client import CONFIGMAPS, EVENTS, NAMESPACES, ApiClient, ClientConfig
+from kcontrol.client import CONFIGMAPS, EVENTS, NAMESPACES, ApiClient, ClientConfig, ListOptions
 from kcontrol.events import EventBroadcaster, object_reference
 from kcontrol.testing.envtest import ControlPlane
 
@@ -31,7 +31,9 @@ async def create_configmap(client: ApiClient, namespace: str, name: str) -> dict
 
 async def events_about(client: ApiClient, namespace: str, name: str) -> list[dict[str, Any]]:
     listed = await client.list(
-        EVENTS, namespace=namespace, field_selector=f"involvedObject.name={name}"
+        EVENTS,
+        namespace=namespace,
+        options=ListOptions(field_selector=f"involvedObject.name={name}"),
     )
     items: list[dict[str, Any]] = listed["items"]
     return items

@@ -7,11 +7,12 @@ from __future__ import annotations
 import asyncio
 import builtins
 import contextlib
+import dataclasses
 from collections import deque
 from collections.abc import AsyncIterator, Callable, Coroutine, Iterable
 from typing import Any
 
-from kcontrol.client import Object, Resource, WatchEvent
+from kcontrol.client import ListOptions, Object, Resource, WatchEvent
 from kcontrol.clock import FakeClock
 from kcontrol.informers import DeletedFinalStateUnknown, IndexedStore, meta_namespace_key_func
 
@@ -95,10 +96,17 @@ ListStep = Object | BaseException | Callable[[dict[str, Any]], Object]
 WatchStep = FakeWatch | BaseException
 
 
+def call_params(namespace: str | None, options: ListOptions | None, **rest: Any) -> dict[str, Any]:
+    """One request as a flat dict: ``namespace``, every field of ``options``, and ``rest``."""
+    return {"namespace": namespace, **dataclasses.asdict(options or ListOptions()), **rest}
+
+
 class ScriptedReader:
     """A Reader that plays back scripted LIST answers and watch streams and records calls.
 
-    ``lists`` holds pages (dicts), exceptions to raise, or callables of the call's params.
+    Each call is recorded as its :func:`call_params` (``resource``, ``namespace``, the fields
+    of its ListOptions, ``transform`` for a list, and ``at``, the clock time, if there is a
+    clock). ``lists`` holds pages (dicts), exceptions to raise, or callables of those params.
     When it is empty, ``list_func`` answers (if set); otherwise the call fails loudly.
     ``watches`` holds FakeWatch streams or exceptions raised on opening; when empty, a new
     silent FakeWatch is opened. Every stream opened is appended to ``opened``.
@@ -123,8 +131,15 @@ class ScriptedReader:
     async def get(self, resource: Resource, name: str, **_: Any) -> Object:
         raise NotImplementedError
 
-    async def list(self, resource: Resource, **params: Any) -> Object:
-        params["resource"] = resource
+    async def list(
+        self,
+        resource: Resource,
+        *,
+        namespace: str | None = None,
+        options: ListOptions | None = None,
+        transform: Callable[[Object], Object] | None = None,
+    ) -> Object:
+        params = call_params(namespace, options, transform=transform, resource=resource)
         if self.clock is not None:
             params["at"] = self.clock.now()
         self.list_calls.append(params)
@@ -137,7 +152,6 @@ class ScriptedReader:
         if isinstance(step, BaseException):
             raise step
         result = step(params) if callable(step) else step
-        transform = params.get("transform")
         if transform is not None:
             # As a real client: type meta filled in place, then the item as transformed.
             for item in result.get("items", []):
@@ -147,9 +161,13 @@ class ScriptedReader:
         return result
 
     def watch(
-        self, resource: Resource, **params: Any
+        self,
+        resource: Resource,
+        *,
+        namespace: str | None = None,
+        options: ListOptions | None = None,
     ) -> contextlib.AbstractAsyncContextManager[AsyncIterator[WatchEvent]]:
-        params["resource"] = resource
+        params = call_params(namespace, options, resource=resource)
         if self.clock is not None:
             params["at"] = self.clock.now()
         self.watch_calls.append(params)

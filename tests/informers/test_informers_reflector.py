@@ -29,7 +29,7 @@ from informers_fakes import (
     until,
 )
 
-from kcontrol.client import PODS, Object
+from kcontrol.client import PODS, ListOptions, Object
 from kcontrol.clock import FakeClock
 from kcontrol.errors import (
     ApiConnectionError,
@@ -99,6 +99,43 @@ async def test_lists_at_rv0_then_watches_from_the_list_rv() -> None:
     ]
     assert sorted(store.store.list_keys()) == ["default/a", "default/c"]
     assert watch.exited, "cancelling the reflector closes its watch"
+
+
+async def test_every_request_carries_the_selectors() -> None:
+    clock = FakeClock()
+    reader = ScriptedReader(
+        [page([pod("a", 5)], 10, continue_="c1"), page([], 10)],
+        [FakeWatch([("BOOKMARK", bookmark(11))], close=True)],
+        clock=clock,
+    )
+    selection = ListOptions(label_selector="app=web", field_selector="spec.nodeName=n1")
+    reflector = Reflector(
+        reader, PODS, RecordingStore(), namespace="team", list_options=selection, clock=clock
+    )
+    async with running(reflector.run()):
+        await until(lambda: len(reader.watch_calls) >= 2)
+    for call in [*reader.list_calls, *reader.watch_calls]:
+        assert (call["namespace"], call["label_selector"], call["field_selector"]) == (
+            "team",
+            "app=web",
+            "spec.nodeName=n1",
+        )
+    assert [c["continue_"] for c in reader.list_calls] == [None, "c1"]
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        ListOptions(resource_version="5"),
+        ListOptions(label_selector="a=b", limit=10),
+        ListOptions(timeout_seconds=30),
+        ListOptions(allow_watch_bookmarks=False),
+        ListOptions(send_initial_events=True),
+    ],
+)
+def test_list_options_hold_only_the_selectors(options: ListOptions) -> None:
+    with pytest.raises(ValueError, match="select the collection"):
+        Reflector(ScriptedReader(), PODS, RecordingStore(), list_options=options)
 
 
 async def test_watch_timeouts_are_spread_over_min_to_twice_min() -> None:

@@ -18,7 +18,7 @@ from informers_fakes import (
     until,
 )
 
-from kcontrol.client import PODS, Object
+from kcontrol.client import PODS, ListOptions, Object
 from kcontrol.clock import FakeClock
 from kcontrol.errors import Gone, InternalError
 from kcontrol.informers import (
@@ -540,3 +540,8 @@ class GatedListReader(ScriptedReader):
             await self.gate.wait()
             self.list_calls.pop()
         return await super().list(resource, **params)
+
+
+def test_list_options_are_checked_when_the_informer_is_made() -> None:
+    with pytest.raises(ValueError, match="select"):
+        informer_for(ScriptedReader(), FakeClock(), list_options=ListOptions(limit=5))

@@ -19,7 +19,15 @@ from typing import Any
 
 from prometheus_client import CollectorRegistry
 
-from kcontrol.client import CONFIGMAPS, NAMESPACES, ApiClient, ClientConfig, Object, StaticTokenAuth
+from kcontrol.client import (
+    CONFIGMAPS,
+    NAMESPACES,
+    ApiClient,
+    ClientConfig,
+    ListOptions,
+    Object,
+    StaticTokenAuth,
+)
 from kcontrol.errors import KcontrolError
 from kcontrol.informers import DeletedFinalStateUnknown, SharedIndexInformer
 from kcontrol.testing import FaultProxy, ProxiedRequest
@@ -157,7 +165,9 @@ async def list_snapshot(
     client: ApiClient, *, namespace: str | None = None, label_selector: str | None = None
 ) -> dict[str, str]:
     """key -> resourceVersion of a fresh (quorum) LIST of configmaps."""
-    items, _ = await client.list_all(CONFIGMAPS, namespace=namespace, label_selector=label_selector)
+    items, _ = await client.list_all(
+        CONFIGMAPS, namespace=namespace, options=ListOptions(label_selector=label_selector)
+    )
     return {key_of(obj): rv_of(obj) for obj in items}
 
 

@@ -18,12 +18,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Iterator
+import dataclasses
+from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
 
 import pytest
 
-from kcontrol.client import CONFIGMAPS, ApiClient, Object, Resource, WatchEvent
+from kcontrol.client import CONFIGMAPS, ApiClient, ListOptions, Object, Resource, WatchEvent
 from kcontrol.errors import Gone
 from kcontrol.informers import (
     DeletedFinalStateUnknown,
@@ -70,7 +71,9 @@ async def watch_answer(client: ApiClient, namespace: str, resource_version: str)
     ``"in-stream 410"`` (HTTP 200, then an ERROR event), or ``"HTTP 410"`` (refused)."""
     try:
         async with client.watch(
-            CONFIGMAPS, namespace=namespace, resource_version=resource_version, timeout_seconds=2
+            CONFIGMAPS,
+            namespace=namespace,
+            options=ListOptions(resource_version=resource_version, timeout_seconds=2),
         ) as events:
             try:
                 async for _ in events:
@@ -190,12 +193,22 @@ class PausingReader:
     async def get(self, resource: Resource, name: str, **params: Any) -> Object:
         return await self._client.get(resource, name, **params)
 
-    async def list(self, resource: Resource, **params: Any) -> Object:
-        if params.get("continue_"):
-            await self._pause(params["continue_"])
-        shown = {k: v for k, v in params.items() if k != "transform"}
+    async def list(
+        self,
+        resource: Resource,
+        *,
+        namespace: str | None = None,
+        options: ListOptions | None = None,
+        transform: Callable[[Object], Object] | None = None,
+    ) -> Object:
+        options = options or ListOptions()
+        if options.continue_:
+            await self._pause(options.continue_)
+        shown = {"namespace": namespace, **dataclasses.asdict(options)}
         try:
-            result = await self._client.list(resource, **params)
+            result = await self._client.list(
+                resource, namespace=namespace, options=options, transform=transform
+            )
         except Exception as err:
             self.lists.append((shown, type(err).__name__))
             raise
@@ -203,9 +216,13 @@ class PausingReader:
         return result
 
     def watch(
-        self, resource: Resource, **params: Any
+        self,
+        resource: Resource,
+        *,
+        namespace: str | None = None,
+        options: ListOptions | None = None,
     ) -> contextlib.AbstractAsyncContextManager[AsyncIterator[WatchEvent]]:
-        return self._client.watch(resource, **params)
+        return self._client.watch(resource, namespace=namespace, options=options)
 
 
 async def test_expired_continue_token_lists_again_in_one_piece(
@@ -217,7 +234,9 @@ async def test_expired_continue_token_lists_again_in_one_piece(
     ):
         for index in range(12):
             await client.create(CONFIGMAPS, configmap(f"cm-{index}", namespace, v="0"))
-        first_page = await client.list(CONFIGMAPS, namespace=namespace, limit=5)
+        first_page = await client.list(
+            CONFIGMAPS, namespace=namespace, options=ListOptions(limit=5)
+        )
         list_rv = first_page["metadata"]["resourceVersion"]
 
         async def until_token_expired(token: str) -> None:
@@ -225,7 +244,9 @@ async def test_expired_continue_token_lists_again_in_one_piece(
                 return
             await wait_compacted(client, namespace, list_rv)
             with pytest.raises(Gone):  # the server itself refuses the token now
-                await client.list(CONFIGMAPS, namespace=namespace, limit=5, continue_=token)
+                await client.list(
+                    CONFIGMAPS, namespace=namespace, options=ListOptions(limit=5, continue_=token)
+                )
 
         reader = PausingReader(client, until_token_expired)
         store = IndexedStore()

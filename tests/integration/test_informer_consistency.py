@@ -23,7 +23,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from kcontrol.client import CONFIGMAPS, ApiClient
+from kcontrol.client import CONFIGMAPS, ApiClient, ListOptions
 from kcontrol.informers import DeletedFinalStateUnknown, SharedIndexInformer
 from kcontrol.testing.envtest import ControlPlane
 
@@ -132,7 +132,9 @@ async def test_cache_equals_list_after_thousands_of_writes(plane: ControlPlane) 
                 group.create_task(writer.seed(SEED_PER_WRITER))
         seeded = WRITERS * SEED_PER_WRITER
 
-        informer = SharedIndexInformer(informer_client, CONFIGMAPS, label_selector=selector)
+        informer = SharedIndexInformer(
+            informer_client, CONFIGMAPS, list_options=ListOptions(label_selector=selector)
+        )
         recorder = Recorder()
         informer.add_event_handler(recorder)
         errors: list[Exception] = []

@@ -29,6 +29,7 @@ from kcontrol.client import (
     ApiClient,
     Client,
     ClientConfig,
+    ListOptions,
     StaticTokenAuth,
     WriteRefused,
 )
@@ -190,8 +191,9 @@ async def recording_writes(
         async with client.watch(
             CONFIGMAPS,
             namespace=namespace,
-            resource_version=start["metadata"]["resourceVersion"],
-            timeout_seconds=300,
+            options=ListOptions(
+                resource_version=start["metadata"]["resourceVersion"], timeout_seconds=300
+            ),
         ) as events:
             async for event in events:
                 if event.type in ("ADDED", "MODIFIED"):

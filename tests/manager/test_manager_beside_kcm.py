@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from kcontrol.client import LEASES, NAMESPACES, PODS, REPLICASETS, ApiClient
+from kcontrol.client import LEASES, NAMESPACES, PODS, REPLICASETS, ApiClient, ListOptions
 from kcontrol.errors import NotFound
 from kcontrol.manager._options import DEFAULT_LEASE_NAME, DEFAULT_SECURE_PORT
 from kcontrol.testing.cluster import KUBE_CONTROLLER_MANAGER, Cluster
@@ -159,7 +159,9 @@ async def _check_both_lead_and_act(
         await client.create(REPLICASETS, replicaset(namespace, name, 2), namespace=namespace)
 
         async def pods() -> list[dict[str, Any]]:
-            listed = await client.list(PODS, namespace=namespace, label_selector=f"app={name}")
+            listed = await client.list(
+                PODS, namespace=namespace, options=ListOptions(label_selector=f"app={name}")
+            )
             return [p for p in listed["items"] if not p["metadata"].get("deletionTimestamp")]
 
         async def two_pods() -> bool:

@@ -31,7 +31,7 @@ from manager_helpers import (
 )
 
 from examples.configmap_annotator import ANNOTATION
-from kcontrol.client import CONFIGMAPS, ApiClient
+from kcontrol.client import CONFIGMAPS, ApiClient, ListOptions
 from kcontrol.testing.envtest import ControlPlane
 
 pytestmark = pytest.mark.slow
@@ -228,7 +228,9 @@ async def _record_writes(
     client: ApiClient, namespace: str, resource_version: str, writes: list[tuple[str, Any]]
 ) -> None:
     async with client.watch(
-        CONFIGMAPS, namespace=namespace, resource_version=resource_version, timeout_seconds=300
+        CONFIGMAPS,
+        namespace=namespace,
+        options=ListOptions(resource_version=resource_version, timeout_seconds=300),
     ) as events:
         async for event in events:
             if event.type in ("ADDED", "MODIFIED"):

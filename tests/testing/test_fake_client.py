@@ -16,6 +16,7 @@ from kcontrol.client import (
     PODS,
     REPLICASETS,
     Client,
+    ListOptions,
     Object,
     PatchType,
     Resource,
@@ -325,7 +326,7 @@ async def test_update_generation_and_status_rules(
 async def test_noop_update_writes_nothing(client: FakeClient) -> None:
     current = client.tracker.add(deployment())
     async with client.watch(
-        DEPLOYMENTS, resource_version=current["metadata"]["resourceVersion"]
+        DEPLOYMENTS, options=ListOptions(resource_version=current["metadata"]["resourceVersion"])
     ) as events:
         same = await client.update(DEPLOYMENTS, current)
         # a status change through the main resource is dropped, so this is a no-op too
@@ -507,7 +508,9 @@ async def test_delete_with_finalizers_marks_then_last_finalizer_removes(
     seed = configmap()
     seed["metadata"]["finalizers"] = ["a", "b"]
     client.tracker.add(seed)
-    async with client.watch(CONFIGMAPS, resource_version=client.tracker.resource_version) as events:
+    async with client.watch(
+        CONFIGMAPS, options=ListOptions(resource_version=client.tracker.resource_version)
+    ) as events:
         marked = await client.delete(CONFIGMAPS, "cm", namespace="default")
         assert marked["metadata"]["deletionTimestamp"] == "2026-01-01T00:00:00Z"
         assert marked["metadata"]["deletionGracePeriodSeconds"] == 0
@@ -584,7 +587,9 @@ async def test_list_selection(
     expected: list[str],
 ) -> None:
     result = await pods_client.list(
-        PODS, namespace=namespace, label_selector=label_selector, field_selector=field_selector
+        PODS,
+        namespace=namespace,
+        options=ListOptions(label_selector=label_selector, field_selector=field_selector),
     )
     names = [f"{i['metadata']['namespace']}/{i['metadata']['name']}" for i in result["items"]]
     assert names == expected
@@ -602,24 +607,33 @@ async def test_list_bad_selectors(
     pods_client: FakeClient, label_selector: str | None, field_selector: str | None, message: str
 ) -> None:
     with pytest.raises(BadRequest, match=message):
-        await pods_client.list(PODS, label_selector=label_selector, field_selector=field_selector)
+        await pods_client.list(
+            PODS, options=ListOptions(label_selector=label_selector, field_selector=field_selector)
+        )
 
 
 async def test_list_pagination(pods_client: FakeClient) -> None:
-    first = await pods_client.list(PODS, limit=2)
+    first = await pods_client.list(PODS, options=ListOptions(limit=2))
     assert [i["metadata"]["name"] for i in first["items"]] == ["x", "a"]
     assert first["metadata"]["remainingItemCount"] == 3
     snapshot = first["metadata"]["resourceVersion"]
     pods_client.tracker.add(pod("d"))  # written between pages: seen, as the fake serves now
-    second = await pods_client.list(PODS, limit=2, continue_=first["metadata"]["continue"])
+    second = await pods_client.list(
+        PODS, options=ListOptions(limit=2, continue_=first["metadata"]["continue"])
+    )
     assert [i["metadata"]["name"] for i in second["items"]] == ["b", "c"]
     assert second["metadata"]["resourceVersion"] == snapshot
-    third = await pods_client.list(PODS, limit=2, continue_=second["metadata"]["continue"])
+    third = await pods_client.list(
+        PODS, options=ListOptions(limit=2, continue_=second["metadata"]["continue"])
+    )
     assert [i["metadata"]["namespace"] for i in third["items"]] == ["default", "kube-system"]
     assert "continue" not in third["metadata"]
-    selected = await pods_client.list(PODS, label_selector="app=web", limit=1)
+    selected = await pods_client.list(PODS, options=ListOptions(label_selector="app=web", limit=1))
     rest = await pods_client.list(
-        PODS, label_selector="app=web", limit=1, continue_=selected["metadata"]["continue"]
+        PODS,
+        options=ListOptions(
+            label_selector="app=web", limit=1, continue_=selected["metadata"]["continue"]
+        ),
     )
     assert [i["metadata"]["name"] for i in rest["items"]] == ["b"]
     assert "continue" not in rest["metadata"]
@@ -627,20 +641,22 @@ async def test_list_pagination(pods_client: FakeClient) -> None:
 
 async def test_list_continue_errors(pods_client: FakeClient) -> None:
     with pytest.raises(BadRequest, match="continue"):
-        await pods_client.list(PODS, continue_="garbage!")
-    first = await pods_client.list(PODS, limit=1)
+        await pods_client.list(PODS, options=ListOptions(continue_="garbage!"))
+    first = await pods_client.list(PODS, options=ListOptions(limit=1))
     pods_client.tracker.add(pod("later"))
     pods_client.compact()
     with pytest.raises(Gone) as caught:
-        await pods_client.list(PODS, limit=1, continue_=first["metadata"]["continue"])
+        await pods_client.list(
+            PODS, options=ListOptions(limit=1, continue_=first["metadata"]["continue"])
+        )
     assert caught.value.reason == "Expired"
 
 
 async def test_list_resource_version_too_large(pods_client: FakeClient) -> None:
     with pytest.raises(ServerTimeout) as caught:
-        await pods_client.list(PODS, resource_version="1000")
+        await pods_client.list(PODS, options=ListOptions(resource_version="1000"))
     assert is_resource_expired(caught.value)
-    ok = await pods_client.list(PODS, resource_version="0")
+    ok = await pods_client.list(PODS, options=ListOptions(resource_version="0"))
     assert len(ok["items"]) == 5
 
 
@@ -649,9 +665,11 @@ async def test_list_supports_pod_and_event_field_labels(client: FakeClient) -> N
     running["status"] = {"phase": "Running"}
     client.tracker.add(running)
     client.tracker.add(pod("pending"))
-    result = await client.list(PODS, field_selector="status.phase=Running")
+    result = await client.list(PODS, options=ListOptions(field_selector="status.phase=Running"))
     assert [i["metadata"]["name"] for i in result["items"]] == ["run"]
-    assert (await client.list(EVENTS, field_selector="involvedObject.name=x"))["items"] == []
+    assert (await client.list(EVENTS, options=ListOptions(field_selector="involvedObject.name=x")))[
+        "items"
+    ] == []
 
 
 # -- watch ----------------------------------------------------------------------------------
@@ -679,7 +697,7 @@ async def test_watch_replays_history_after_resource_version(client: FakeClient) 
     await client.patch(PODS, "a", {"metadata": {"labels": {"x": "1"}}}, namespace="default")
     await client.delete(PODS, "a", namespace="default")
     async with client.watch(
-        PODS, resource_version=created["metadata"]["resourceVersion"]
+        PODS, options=ListOptions(resource_version=created["metadata"]["resourceVersion"])
     ) as events:
         client.close_watches()
         received = [e async for e in events]
@@ -693,11 +711,11 @@ async def test_watch_from_compacted_resource_version_is_gone(client: FakeClient)
     client.compact("2")
     assert client.tracker.compacted_resource_version == 2
     with pytest.raises(Gone) as caught:
-        async with client.watch(PODS, resource_version="1"):
+        async with client.watch(PODS, options=ListOptions(resource_version="1")):
             pass
     assert caught.value.code == 410
     assert caught.value.reason == "Expired"
-    async with client.watch(PODS, resource_version="2") as events:
+    async with client.watch(PODS, options=ListOptions(resource_version="2")) as events:
         client.close_watches()
         assert await drain(events) == [("ADDED", "c")]
 
@@ -705,7 +723,9 @@ async def test_watch_from_compacted_resource_version_is_gone(client: FakeClient)
 async def test_watch_label_selector_transitions(client: FakeClient) -> None:
     client.tracker.add(pod("a", labels={"app": "web"}))
     start = client.tracker.resource_version
-    async with client.watch(PODS, label_selector="app=web", resource_version=start) as events:
+    async with client.watch(
+        PODS, options=ListOptions(label_selector="app=web", resource_version=start)
+    ) as events:
         await client.patch(PODS, "a", {"metadata": {"labels": {"v": "2"}}}, namespace="default")
         await client.patch(PODS, "a", {"metadata": {"labels": {"app": "db"}}}, namespace="default")
         await client.patch(PODS, "a", {"metadata": {"labels": {"v": "3"}}}, namespace="default")
@@ -718,7 +738,9 @@ async def test_watch_label_selector_transitions(client: FakeClient) -> None:
 
 
 async def test_watch_field_selector(pods_client: FakeClient) -> None:
-    async with pods_client.watch(PODS, field_selector="metadata.name=a") as events:
+    async with pods_client.watch(
+        PODS, options=ListOptions(field_selector="metadata.name=a")
+    ) as events:
         pods_client.close_watches()
         assert await drain(events) == [("ADDED", "a"), ("ADDED", "a")]
 
@@ -757,7 +779,7 @@ async def test_leaving_the_block_closes_the_watch(client: FakeClient) -> None:
 
 
 async def test_watch_timeout_uses_the_clock(client: FakeClient, clock: FakeClock) -> None:
-    async with client.watch(PODS, timeout_seconds=30) as events:
+    async with client.watch(PODS, options=ListOptions(timeout_seconds=30)) as events:
         clock.step(29)
         await client.create(PODS, pod("a"))
         clock.step(1)
@@ -769,8 +791,10 @@ async def test_watch_timeout_uses_the_clock(client: FakeClient, clock: FakeClock
 async def test_bookmarks(client: FakeClient) -> None:
     await client.create(PODS, pod("a"))
     async with (
-        client.watch(PODS, resource_version="1") as with_bookmarks,
-        client.watch(PODS, resource_version="1", allow_watch_bookmarks=False) as without,
+        client.watch(PODS, options=ListOptions(resource_version="1")) as with_bookmarks,
+        client.watch(
+            PODS, options=ListOptions(resource_version="1", allow_watch_bookmarks=False)
+        ) as without,
     ):
         assert client.send_bookmarks(PODS) == 1
         client.close_watches()
@@ -787,9 +811,9 @@ async def test_send_initial_events(pods_client: FakeClient) -> None:
     async with pods_client.watch(
         PODS,
         namespace="default",
-        send_initial_events=True,
-        resource_version_match="NotOlderThan",
-        resource_version="",
+        options=ListOptions(
+            send_initial_events=True, resource_version_match="NotOlderThan", resource_version=""
+        ),
     ) as events:
         pods_client.close_watches()
         received = [e async for e in events]
@@ -798,7 +822,7 @@ async def test_send_initial_events(pods_client: FakeClient) -> None:
     assert bookmark["annotations"] == {"k8s.io/initial-events-end": "true"}
     assert bookmark["resourceVersion"] == pods_client.tracker.resource_version
     with pytest.raises(Invalid, match="NotOlderThan"):
-        async with pods_client.watch(PODS, send_initial_events=True):
+        async with pods_client.watch(PODS, options=ListOptions(send_initial_events=True)):
             pass
 
 
@@ -808,8 +832,10 @@ async def test_send_initial_events(pods_client: FakeClient) -> None:
 async def test_actions_are_recorded_in_order(client: FakeClient) -> None:
     await client.create(PODS, pod("a", labels={"x": "y"}))
     await client.get(PODS, "a", namespace="default")
-    await client.list(PODS, namespace="default", label_selector="x=y", limit=5)
-    async with client.watch(NAMESPACES, resource_version="1", timeout_seconds=10):
+    await client.list(PODS, namespace="default", options=ListOptions(label_selector="x=y", limit=5))
+    async with client.watch(
+        NAMESPACES, options=ListOptions(resource_version="1", timeout_seconds=10)
+    ):
         pass
     await client.patch(PODS, "a", '{"metadata":{"labels":null}}', namespace="default")
     with pytest.raises(NotFound):
