@@ -32,28 +32,20 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from prometheus_client import CollectorRegistry, Counter, Histogram
+from prometheus_client import CollectorRegistry
 
-from kcontrol._registry import PerRegistry
 from kcontrol.client import CONFIGMAPS, Reader, Resource, Writer
-from kcontrol.clock import Clock, RealClock, timeout
+from kcontrol.clock import Clock, RealClock
 from kcontrol.errors import (
-    ApiError,
     AuthenticationFailed,
-    KcontrolError,
     NotFound,
-    ReviewFailed,
-    ReviewThrottled,
 )
-from kcontrol.flowcontrol import TokenBucketRateLimiter
 from kcontrol.logging import get_logger
 from kcontrol.manager._cache import ReviewCache
+from kcontrol.manager._review import REVIEW_BURST, REVIEW_QPS, REVIEW_TIMEOUT, ReviewSender
 
 __all__ = [
     "AUTHENTICATION_CONFIGMAP",
-    "REVIEW_BURST",
-    "REVIEW_QPS",
-    "REVIEW_TIMEOUT",
     "TOKENREVIEWS",
     "DelegatingAuthenticator",
     "TokenReviewAuthenticator",
@@ -70,52 +62,6 @@ TOKENREVIEWS = Resource("authentication.k8s.io", "v1", "tokenreviews", "TokenRev
 AUTHENTICATION_CONFIGMAP = ("kube-system", "extension-apiserver-authentication")
 """Where kube-apiserver publishes its client CA (key ``client-ca-file``) for delegated
 authentication; readable with the ``extension-apiserver-authentication-reader`` Role."""
-
-REVIEW_TIMEOUT = 10.0
-"""Seconds a TokenReview or SubjectAccessReview may take (the apiserver's delegating
-authenticator and authorizer use 10 s)."""
-
-REVIEW_QPS = 5.0
-REVIEW_BURST = 20
-"""The default rate limit of TokenReviews (and, separately, of SubjectAccessReviews): far
-above what scrapers and probes need once their answers are cached, far below a flood."""
-
-_DURATION_BUCKETS = (0.25, 0.5, 0.7, 1.0, 1.5, 3.0, 5.0, 10.0)  # the apiserver's buckets
-_ERROR_CODE = "<error>"
-
-
-@dataclass(frozen=True, slots=True)
-class _Metrics:
-    requests: Counter
-    duration: Histogram
-    throttled: Counter
-
-
-def _create_metrics(registry: CollectorRegistry) -> _Metrics:
-    # kube-controller-manager's names (k8s.io/apiserver authenticatorfactory/metrics.go).
-    return _Metrics(
-        requests=Counter(
-            "apiserver_delegated_authn_request_total",
-            "Number of HTTP requests partitioned by status code.",
-            ["code"],
-            registry=registry,
-        ),
-        duration=Histogram(
-            "apiserver_delegated_authn_request_duration_seconds",
-            "Request latency in seconds. Broken down by status code.",
-            ["code"],
-            buckets=_DURATION_BUCKETS,
-            registry=registry,
-        ),
-        throttled=Counter(
-            "kcontrol_delegated_authn_throttled_total",
-            "TokenReviews not sent because their rate limit was spent (answered 429).",
-            registry=registry,
-        ),
-    )
-
-
-_metrics = PerRegistry(_create_metrics)
 
 
 @dataclass(frozen=True, slots=True)
@@ -190,14 +136,19 @@ class TokenReviewAuthenticator:
         clock: Clock | None = None,
         registry: CollectorRegistry | None = None,
     ) -> None:
-        self._client = client
-        self._clock: Clock = clock if clock is not None else RealClock()
-        self._limiter = TokenBucketRateLimiter(qps, burst, clock=self._clock)
-        self._timeout = review_timeout
-        self._cache: ReviewCache[bytes, _TokenAnswer] = ReviewCache(
-            ttl=lambda _answer: cache_ttl, clock=self._clock
+        clock = clock if clock is not None else RealClock()
+        self._sender = ReviewSender(
+            client,
+            TOKENREVIEWS,
+            qps=qps,
+            burst=burst,
+            review_timeout=review_timeout,
+            clock=clock,
+            registry=registry,
         )
-        self._metrics = _metrics.get(registry)
+        self._cache: ReviewCache[bytes, _TokenAnswer] = ReviewCache(
+            ttl=lambda _answer: cache_ttl, clock=clock
+        )
 
     async def authenticate(self, token: str) -> UserInfo:
         """The user ``token`` belongs to.
@@ -215,31 +166,7 @@ class TokenReviewAuthenticator:
         return answer.user
 
     async def _review(self, token: str) -> _TokenAnswer:
-        if not self._limiter.try_accept():
-            self._metrics.throttled.inc()
-            raise ReviewThrottled("too many TokenReviews: the rate limit is spent")
-        review = {
-            "apiVersion": "authentication.k8s.io/v1",
-            "kind": "TokenReview",
-            "spec": {"token": token},
-        }
-        code = _ERROR_CODE
-        start = self._clock.now()
-        try:
-            async with timeout(self._clock, self._timeout):
-                answer = await self._client.create(TOKENREVIEWS, review)
-            code = "201"
-        except ApiError as error:
-            code = str(error.code)
-            raise ReviewFailed(f"TokenReview failed: {_redact(str(error), token)}") from None
-        except (KcontrolError, TimeoutError) as error:
-            reason = _redact(str(error), token) or type(error).__name__
-            raise ReviewFailed(f"TokenReview failed: {reason}") from None
-        finally:
-            elapsed = self._clock.now() - start
-            self._metrics.requests.labels(code=code).inc()
-            self._metrics.duration.labels(code=code).observe(elapsed)
-        status = answer.get("status") or {}
+        status = await self._sender.send({"token": token}, redact=lambda text: _redact(text, token))
         user = status.get("user") or {}
         if not status.get("authenticated") or not user.get("username"):
             reason = _redact(str(status.get("error") or "token not authenticated"), token)

@@ -23,15 +23,13 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from prometheus_client import CollectorRegistry, Counter, Histogram
+from prometheus_client import CollectorRegistry
 
-from kcontrol._registry import PerRegistry
 from kcontrol.client import Resource, Writer
-from kcontrol.clock import Clock, RealClock, timeout
-from kcontrol.errors import ApiError, KcontrolError, ReviewFailed, ReviewThrottled
-from kcontrol.flowcontrol import TokenBucketRateLimiter
-from kcontrol.manager._authn import REVIEW_BURST, REVIEW_QPS, REVIEW_TIMEOUT, UserInfo
+from kcontrol.clock import Clock, RealClock
+from kcontrol.manager._authn import UserInfo
 from kcontrol.manager._cache import ReviewCache
+from kcontrol.manager._review import REVIEW_BURST, REVIEW_QPS, REVIEW_TIMEOUT, ReviewSender
 
 __all__ = [
     "DEFAULT_ALWAYS_ALLOW_PATHS",
@@ -47,43 +45,6 @@ SUBJECTACCESSREVIEWS = Resource(
 
 DEFAULT_ALWAYS_ALLOW_PATHS = ("/healthz", "/readyz", "/livez")
 """kube-controller-manager's default ``--authorization-always-allow-paths``."""
-
-_DURATION_BUCKETS = (0.25, 0.5, 0.7, 1.0, 1.5, 3.0, 5.0, 10.0)
-_ERROR_CODE = "<error>"
-
-
-@dataclass(frozen=True, slots=True)
-class _Metrics:
-    requests: Counter
-    duration: Histogram
-    throttled: Counter
-
-
-def _create_metrics(registry: CollectorRegistry) -> _Metrics:
-    # kube-controller-manager's names (k8s.io/apiserver authorizerfactory/metrics.go).
-    return _Metrics(
-        requests=Counter(
-            "apiserver_delegated_authz_request_total",
-            "Number of HTTP requests partitioned by status code.",
-            ["code"],
-            registry=registry,
-        ),
-        duration=Histogram(
-            "apiserver_delegated_authz_request_duration_seconds",
-            "Request latency in seconds. Broken down by status code.",
-            ["code"],
-            buckets=_DURATION_BUCKETS,
-            registry=registry,
-        ),
-        throttled=Counter(
-            "kcontrol_delegated_authz_throttled_total",
-            "SubjectAccessReviews not sent because their rate limit was spent (answered 429).",
-            registry=registry,
-        ),
-    )
-
-
-_metrics = PerRegistry(_create_metrics)
 
 
 class AlwaysAllowPaths:
@@ -139,14 +100,19 @@ class SubjectAccessReviewAuthorizer:
         clock: Clock | None = None,
         registry: CollectorRegistry | None = None,
     ) -> None:
-        self._client = client
-        self._clock: Clock = clock if clock is not None else RealClock()
-        self._limiter = TokenBucketRateLimiter(qps, burst, clock=self._clock)
-        self._timeout = review_timeout
-        self._cache: ReviewCache[_Key, Decision] = ReviewCache(
-            ttl=lambda d: authorized_ttl if d.allowed else unauthorized_ttl, clock=self._clock
+        clock = clock if clock is not None else RealClock()
+        self._sender = ReviewSender(
+            client,
+            SUBJECTACCESSREVIEWS,
+            qps=qps,
+            burst=burst,
+            review_timeout=review_timeout,
+            clock=clock,
+            registry=registry,
         )
-        self._metrics = _metrics.get(registry)
+        self._cache: ReviewCache[_Key, Decision] = ReviewCache(
+            ttl=lambda d: authorized_ttl if d.allowed else unauthorized_ttl, clock=clock
+        )
 
     async def authorize(self, user: UserInfo, verb: str, path: str) -> Decision:
         """Whether ``user`` may ``verb`` the non-resource URL ``path``.
@@ -159,9 +125,6 @@ class SubjectAccessReviewAuthorizer:
         return await self._cache.get(key, lambda: self._review(user, verb, path))
 
     async def _review(self, user: UserInfo, verb: str, path: str) -> Decision:
-        if not self._limiter.try_accept():
-            self._metrics.throttled.inc()
-            raise ReviewThrottled("too many SubjectAccessReviews: the rate limit is spent")
         spec: dict[str, object] = {
             "user": user.username,
             "groups": list(user.groups),
@@ -171,26 +134,5 @@ class SubjectAccessReviewAuthorizer:
             spec["uid"] = user.uid
         if user.extra:
             spec["extra"] = {key: list(values) for key, values in user.extra.items()}
-        review = {
-            "apiVersion": "authorization.k8s.io/v1",
-            "kind": "SubjectAccessReview",
-            "spec": spec,
-        }
-        code = _ERROR_CODE
-        start = self._clock.now()
-        try:
-            async with timeout(self._clock, self._timeout):
-                answer = await self._client.create(SUBJECTACCESSREVIEWS, review)
-            code = "201"
-        except (KcontrolError, TimeoutError) as error:
-            if isinstance(error, ApiError):
-                code = str(error.code)
-            raise ReviewFailed(
-                f"SubjectAccessReview failed: {error or type(error).__name__}"
-            ) from error
-        finally:
-            elapsed = self._clock.now() - start
-            self._metrics.requests.labels(code=code).inc()
-            self._metrics.duration.labels(code=code).observe(elapsed)
-        status = answer.get("status") or {}
+        status = await self._sender.send(spec)
         return Decision(allowed=bool(status.get("allowed")), reason=str(status.get("reason") or ""))

@@ -60,9 +60,6 @@ from kcontrol.errors import (
 from kcontrol.logging import get_logger
 from kcontrol.manager._authn import (
     AUTHENTICATION_CONFIGMAP,
-    REVIEW_BURST,
-    REVIEW_QPS,
-    REVIEW_TIMEOUT,
     DelegatingAuthenticator,
     TokenReviewAuthenticator,
     lookup_client_ca,
@@ -70,6 +67,7 @@ from kcontrol.manager._authn import (
 from kcontrol.manager._authz import AlwaysAllowPaths, SubjectAccessReviewAuthorizer
 from kcontrol.manager._health import HealthServer, serve_app
 from kcontrol.manager._options import ManagerOptions
+from kcontrol.manager._review import REVIEW_BURST, REVIEW_QPS, REVIEW_TIMEOUT
 from kcontrol.manager._tls import CERT_RELOAD_INTERVAL, ServingTLS, ensure_self_signed
 
 __all__ = ["CLIENT_CA_LOOKUP_WAIT", "CLIENT_CA_REFRESH_INTERVAL", "SecureServer"]
