@@ -37,7 +37,6 @@ from __future__ import annotations
 import asyncio
 import signal
 import uuid
-from collections.abc import AsyncIterator, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -64,10 +63,9 @@ from tests.dropin.dropin_helpers import (
     describe,
     manager_processes,
     read_audit_log,
-    start_audited_cluster,
     successful_writes,
 )
-from tests.integration.helpers import new_client, poll
+from tests.integration.helpers import poll
 
 pytestmark = [pytest.mark.slow, pytest.mark.integration]
 
@@ -80,32 +78,6 @@ FAULT_AFTER = COUNT // 4
 LEASE = "kcontrol-dropin"
 WITHIN = 150.0
 """Seconds any convergence gets: generous, two shared cores run other people's tests too."""
-
-
-@pytest.fixture(scope="module")
-def audited(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Cluster, Path]]:
-    cluster, log = start_audited_cluster(tmp_path_factory.mktemp("audit"))
-    try:
-        yield cluster, log
-    finally:
-        cluster.stop()
-
-
-@pytest.fixture(scope="module")
-def cluster(audited: tuple[Cluster, Path]) -> Cluster:
-    """This module's own cluster (audited), also behind ``cluster_namespace``."""
-    return audited[0]
-
-
-@pytest.fixture(scope="module")
-def audit_log(audited: tuple[Cluster, Path]) -> Path:
-    return audited[1]
-
-
-@pytest.fixture
-async def client(cluster: Cluster) -> AsyncIterator[ApiClient]:
-    async with new_client(cluster) as api:
-        yield api
 
 
 # -- steps ---------------------------------------------------------------------------------------

@@ -50,7 +50,7 @@ from __future__ import annotations
 import contextlib
 import time
 import uuid
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -81,10 +81,9 @@ from tests.dropin.dropin_helpers import (
     AuditEvent,
     describe,
     read_audit_log,
-    start_audited_cluster,
     successful_writes,
 )
-from tests.integration.helpers import new_client, poll
+from tests.integration.helpers import poll
 
 pytestmark = [pytest.mark.slow, pytest.mark.integration]
 
@@ -112,32 +111,6 @@ RS_ANNOTATIONS = (
     "deployment.kubernetes.io/desired-replicas",
     "deployment.kubernetes.io/max-replicas",
 )
-
-
-@pytest.fixture(scope="module")
-def audited(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Cluster, Path]]:
-    cluster, log = start_audited_cluster(tmp_path_factory.mktemp("audit"))
-    try:
-        yield cluster, log
-    finally:
-        cluster.stop()
-
-
-@pytest.fixture(scope="module")
-def cluster(audited: tuple[Cluster, Path]) -> Cluster:
-    """This module's own cluster (audited), also behind ``cluster_namespace``."""
-    return audited[0]
-
-
-@pytest.fixture(scope="module")
-def audit_log(audited: tuple[Cluster, Path]) -> Path:
-    return audited[1]
-
-
-@pytest.fixture
-async def client(cluster: Cluster) -> AsyncIterator[ApiClient]:
-    async with new_client(cluster) as api:
-        yield api
 
 
 @pytest.fixture
