@@ -78,11 +78,13 @@ class ApiClient:
     ) -> None:
         self._config = config
         clock = clock or RealClock()
+        self._clock = clock
+        self._user_agent = user_agent or _default_user_agent()
         self._limiter = TokenBucketRateLimiter(qps, burst, clock=clock) if qps > 0 else None
         self._transport = Transport(
             config,
             rate_limiter=self._limiter,
-            user_agent=user_agent or _default_user_agent(),
+            user_agent=self._user_agent,
             timeout=timeout if timeout > 0 else None,
             registry=registry,
             clock=clock,
@@ -106,6 +108,30 @@ class ApiClient:
         gated = copy.copy(self)
         gated._write_check = functools.partial(check_write, gate, name)
         return gated
+
+    def for_component(self, name: str, *, qps: float, burst: int) -> ApiClient:
+        """A client for the component ``name`` with its own request budget.
+
+        It shares this client's HTTP session (connections, credentials), metrics, timeout,
+        retries and write gate, and has its own token bucket (``qps``/``burst``, ``qps <= 0``:
+        unthrottled) and the user agent ``<this client's>/<name>``: what
+        kube-controller-manager's client builder gives each of its controllers, so that one
+        busy controller does not spend another's budget, and the API server's audit log
+        tells them apart. Closing either client closes both.
+        """
+        derived = copy.copy(self)
+        derived._limiter = (
+            TokenBucketRateLimiter(qps, burst, clock=self._clock) if qps > 0 else None
+        )
+        derived._user_agent = f"{self._user_agent}/{name}"
+        derived._transport = self._transport.derive(
+            rate_limiter=derived._limiter, user_agent=derived._user_agent
+        )
+        return derived
+
+    @property
+    def user_agent(self) -> str:
+        return self._user_agent
 
     @property
     def config(self) -> ClientConfig:

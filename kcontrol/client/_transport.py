@@ -22,6 +22,8 @@ sent, after the rate limiter's wait, and whatever it raises stops the request un
 from __future__ import annotations
 
 import asyncio
+import copy
+import ssl
 from collections.abc import Awaitable, Callable
 from typing import Any, NamedTuple, TypeVar
 from urllib.parse import urlsplit
@@ -61,6 +63,35 @@ class _Refusal(NamedTuple):
     retry_after: str | None
 
 
+class _Pool:
+    """The ``aiohttp.ClientSession`` of a transport and of every transport derived from it."""
+
+    def __init__(self, ssl_context: ssl.SSLContext | None) -> None:
+        self._ssl = ssl_context
+        self._session: aiohttp.ClientSession | None = None
+        self.closed = False
+
+    def session(self) -> aiohttp.ClientSession:
+        if self.closed:
+            raise RuntimeError("ApiClient is closed")
+        if self._session is None:
+            # limit=0: each watch holds an HTTP/1.1 connection for its lifetime, so a pool
+            # limit would starve other requests; the rate limiters bound the request rate.
+            connector = aiohttp.TCPConnector(
+                limit=0, ssl=self._ssl if self._ssl is not None else True
+            )
+            self._session = aiohttp.ClientSession(
+                connector=connector, timeout=aiohttp.ClientTimeout(total=None)
+            )
+        return self._session
+
+    async def close(self) -> None:
+        self.closed = True
+        session, self._session = self._session, None
+        if session is not None:
+            await session.close()
+
+
 class Transport:
     """Sends requests to one API server; see the module docstring for what each one gets.
 
@@ -89,35 +120,27 @@ class Transport:
         self._timeout = timeout
         self._metrics = RequestMetrics.for_registry(registry)
         self._clock = clock
-        self._ssl = config.ssl_context()
-        self._session: aiohttp.ClientSession | None = None
-        self._closed = False
+        self._pool = _Pool(config.ssl_context())
+
+    def derive(self, *, rate_limiter: TokenBucketRateLimiter | None, user_agent: str) -> Transport:
+        """A transport over the same session (connections, credentials, metrics, timeout and
+        retries) with its own ``rate_limiter`` and ``user_agent``. Closing either closes both."""
+        derived = copy.copy(self)
+        derived._limiter = rate_limiter
+        derived._user_agent = user_agent
+        return derived
 
     @property
     def closed(self) -> bool:
-        return self._closed
+        return self._pool.closed
 
     def session(self) -> aiohttp.ClientSession:
         """The HTTP session, created on first use (inside the event loop)."""
-        if self._closed:
-            raise RuntimeError("ApiClient is closed")
-        if self._session is None:
-            # limit=0: each watch holds an HTTP/1.1 connection for its lifetime, so a pool
-            # limit would starve other requests; the rate limiter bounds the request rate.
-            connector = aiohttp.TCPConnector(
-                limit=0, ssl=self._ssl if self._ssl is not None else True
-            )
-            self._session = aiohttp.ClientSession(
-                connector=connector, timeout=aiohttp.ClientTimeout(total=None)
-            )
-        return self._session
+        return self._pool.session()
 
     async def close(self) -> None:
         """Close the session and its connections (open watches break). Idempotent."""
-        self._closed = True
-        session, self._session = self._session, None
-        if session is not None:
-            await session.close()
+        await self._pool.close()
 
     async def _prepare(self, method: str, content_type: str | None) -> dict[str, str]:
         """Wait for the rate limiter, then build the headers (fresh credentials)."""

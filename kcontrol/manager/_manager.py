@@ -5,8 +5,17 @@ owns everything in one task tree::
 
     ApiClient session
     └── task group "infrastructure": secure server (HTTPS; plain HTTP only with
-        --metrics-port), event broadcaster, informer factory
+        --metrics-port), one event broadcaster per controller (and the manager's own),
+        informer factory
         └── (body) leader elector ── while leading: task group "controllers"
+
+Clients: one HTTP session, and per component a client with its own ``--kube-api-qps`` /
+``--kube-api-burst`` token bucket and user agent ``kcontrol-manager/<identity>/<component>``
+(:meth:`~kcontrol.client.ApiClient.for_component`): ``shared-informers`` for every list and
+watch, ``leader-election`` for the Lease, and each controller under its own name for its
+reads, writes and events, as kube-controller-manager's client builder does. So one
+controller's burst of writes neither delays another's nor the lease renewals, and the audit
+log names the writer.
 
 Start-up: load the client config, build every enabled controller (their factories register
 informers, so caches warm up on standbys too), start the health server, wait up to 10 s for
@@ -18,13 +27,13 @@ only while leading, each guarded by the elector's local view of the lease
 :func:`kcontrol.controller.guarded_by`), so a process that was paused past its lease starts
 no sync even before the elector notices.
 
-Writes: the client controllers get (:attr:`ControllerContext.client`) is gated on the same
-check (:meth:`~kcontrol.client.ApiClient.with_write_gate`). From the moment the renew
+Writes: the client each controller gets (:attr:`ControllerContext.client`) is gated on the
+same check (:meth:`~kcontrol.client.ApiClient.with_write_gate`). From the moment the renew
 deadline has passed without a successful renewal - on this process's monotonic clock, even
 while a renewal request hangs - every create, update, patch or delete they send is refused
 with :class:`~kcontrol.errors.WriteRefused` before it leaves, including one that was waiting
-on the rate limiter. The elector's Lease writes and the event broadcaster use the ungated
-client. A standby acquires no earlier than a lease duration after the last renewal it saw,
+on the rate limiter. The elector's Lease writes and the event broadcasters use ungated
+clients. A standby acquires no earlier than a lease duration after the last renewal it saw,
 which is after the renew deadline, so no write of a deposed leader leaves after its
 successor could have started (one sent just before the deadline may still be in transit;
 ``lease_duration - renew_deadline`` is the margin for that).
@@ -112,6 +121,13 @@ COMPONENT = "kcontrol-manager"
 LEADER_ELECTION_HEALTH_TIMEOUT = 20.0
 """How long past its lease a leader may go without renewing before ``/livez`` fails
 (kube-controller-manager's ``NewLeaderHealthzAdaptor(20 * time.Second)``)."""
+
+
+def _recorders_of(broadcaster: EventBroadcaster) -> Callable[[str], EventRecorder]:
+    def new_recorder(component: str) -> EventRecorder:
+        return broadcaster.new_recorder(component=component)
+
+    return new_recorder
 
 
 def default_identity() -> str:
@@ -266,32 +282,26 @@ class Manager:
             user_agent=f"{COMPONENT}/{self.identity}",
             registry=self._registry,
         ) as client:
-            self._informers = SharedInformerFactory(client, transform=INFORMER_TRANSFORM)
-            broadcaster = EventBroadcaster(
-                client, component=COMPONENT, host=socket.gethostname(), registry=self._registry
+            # One client per component, as kube-controller-manager's client builder makes
+            # them: shared connections, but each with its own --kube-api-qps/--kube-api-burst
+            # budget and a user agent ending in its name, so a busy controller does not slow
+            # another and the audit log tells them apart.
+            self._informers = SharedInformerFactory(
+                self._component_client(client, "shared-informers"), transform=INFORMER_TRANSFORM
             )
-            elector = None
-            writer = client
-            if options.leader_elect:
-                elector = self._new_elector(client, broadcaster.new_recorder())
-                # Controllers write through the write gate: once the lease can no longer be
-                # trusted (the renew deadline passed on our clock) their writes are refused,
-                # even one that was waiting on the rate limiter. The elector's own lease
-                # writes and the events broadcaster use the ungated client.
-                writer = client.with_write_gate(
-                    elector.holds_lease,
-                    name=f"leader election lease {elector.config.lock.describe()}",
+            election_client = self._component_client(client, "leader-election")
+            broadcasters = [
+                EventBroadcaster(
+                    election_client,
+                    component=COMPONENT,
+                    host=socket.gethostname(),
+                    registry=self._registry,
                 )
-            context = ControllerContext(
-                client=writer,
-                informers=self._informers,
-                options=options,
-                registry=self._registry,
-                identity=self.identity,
-                recorder_factory=lambda component: broadcaster.new_recorder(component=component),
-                flags=self._controller_flags,
-            )
-            runnables = self._build(context)
+            ]
+            elector = None
+            if options.leader_elect:
+                elector = self._new_elector(election_client, broadcasters[0].new_recorder())
+            runnables = self._build(client, self._informers, broadcasters, elector)
             lost = False
             unhealthy: ApiServerNotHealthy | None = None
             async with asyncio.TaskGroup() as infrastructure:
@@ -309,7 +319,12 @@ class Manager:
                     unhealthy = error  # raised below, not wrapped by the task group
                 else:
                     self._api_server_healthy = True
-                    owned.append(infrastructure.create_task(broadcaster.run(), name="events"))
+                    for broadcaster in broadcasters:
+                        owned.append(
+                            infrastructure.create_task(
+                                broadcaster.run(), name=f"events {broadcaster.component}"
+                            )
+                        )
                     owned.append(
                         infrastructure.create_task(self._informers.run(), name="informers")
                     )
@@ -327,15 +342,55 @@ class Manager:
         if lost:
             raise LeadershipLost(f"leader election lost ({self.identity})")
 
-    def _build(self, context: ControllerContext) -> list[tuple[str, Runnable]]:
+    def _component_client(self, client: ApiClient, name: str) -> ApiClient:
+        return client.for_component(
+            name, qps=self._options.kube_api_qps, burst=self._options.kube_api_burst
+        )
+
+    def _build(
+        self,
+        root: ApiClient,
+        informers: SharedInformerFactory,
+        broadcasters: list[EventBroadcaster],
+        elector: LeaderElector | None,
+    ) -> list[tuple[str, Runnable]]:
+        """Build every enabled controller, each with its own client and event broadcaster
+        (appended to ``broadcasters``, for the caller to run), as kube-controller-manager
+        does: a controller's events are written with its own client, from its own queue.
+
+        With leader election, a controller's writes pass the write gate: once the lease can
+        no longer be trusted (the renew deadline passed on our clock) they are refused, even
+        one that was waiting on the rate limiter. Its events, like the elector's lease
+        writes, are not gated.
+        """
         built: list[tuple[str, Runnable]] = []
         for spec in self._specs:
+            client = self._component_client(root, spec.name)
+            broadcaster = EventBroadcaster(
+                client, component=spec.name, host=socket.gethostname(), registry=self._registry
+            )
+            writer = client
+            if elector is not None:
+                writer = client.with_write_gate(
+                    elector.holds_lease,
+                    name=f"leader election lease {elector.config.lock.describe()}",
+                )
+            context = ControllerContext(
+                client=writer,
+                informers=informers,
+                options=self._options,
+                registry=self._registry,
+                identity=self.identity,
+                recorder_factory=_recorders_of(broadcaster),
+                flags=self._controller_flags,
+            )
             runnable = spec.factory(context)
             if runnable is None:
                 _log.warning(
                     "controller has nothing to run here; skipping it", controller=spec.name
                 )
                 continue
+            broadcasters.append(broadcaster)
             _log.info("built controller", controller=spec.name)
             built.append((spec.name, runnable))
         return built

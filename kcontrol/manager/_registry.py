@@ -59,9 +59,11 @@ class Runnable(Protocol):
 class ControllerContext:
     """What a :data:`ControllerFactory` gets to build its controller with.
 
-    - ``client``: the API client (reads and writes; QPS-limited by ``--kube-api-qps``). With
-      ``--leader-elect`` its writes pass a write gate: once this process can no longer trust
-      its lease they raise :class:`~kcontrol.errors.WriteRefused` instead of being sent.
+    - ``client``: this controller's own API client (reads and writes), with its own
+      ``--kube-api-qps``/``--kube-api-burst`` budget and the user agent
+      ``kcontrol-manager/<identity>/<controller name>``. With ``--leader-elect`` its writes
+      pass a write gate: once this process can no longer trust its lease they raise
+      :class:`~kcontrol.errors.WriteRefused` instead of being sent.
     - ``informers``: the shared informer factory; ask it for informers while building, they
       are started by the manager (caches are shared between controllers).
     - ``options``: the parsed manager flags (``kube_api_qps``, ...).
@@ -69,7 +71,8 @@ class ControllerContext:
     - ``registry``: the Prometheus registry served on ``/metrics``; pass it to controllers.
     - ``identity``: this process's leader-election identity (``<hostname>_<uuid>``).
     - ``new_recorder(component)``: an event recorder whose events carry ``component`` as
-      their source (``deployment-controller``).
+      their source (``deployment-controller``); this controller's events are queued in its
+      own broadcaster and written with its own client.
 
     Controllers run only while this process leads (with ``--leader-elect``); a
     :class:`~kcontrol.controller.Controller` built here is additionally guarded so that it

@@ -475,7 +475,9 @@ async def test_session_closed_on_exit(api: FakeApiServer, registry: CollectorReg
 async def test_close_without_use(registry: CollectorRegistry) -> None:
     c = ApiClient(ClientConfig(host="http://127.0.0.1:1"), registry=registry)
     await c.close()
-    assert c._transport._session is None
+    assert c.closed
+    with pytest.raises(RuntimeError, match="closed"):
+        c._transport.session()
 
 
 async def test_client_side_rate_limit(api: FakeApiServer, registry: CollectorRegistry) -> None:
@@ -497,6 +499,46 @@ async def test_client_side_rate_limit(api: FakeApiServer, registry: CollectorReg
         {"verb": "GET", "host": api.url.removeprefix("http://")},
     )
     assert waits == pytest.approx(1.0)
+
+
+async def test_a_component_client_has_its_own_budget_and_user_agent(
+    api: FakeApiServer, registry: CollectorRegistry
+) -> None:
+    """for_component: what kube-controller-manager's client builder gives each controller -
+    the shared connections, a token bucket of its own, ``<agent>/<component>``."""
+    clock = FakeClock()
+    async with ApiClient(
+        ClientConfig(host=api.url),
+        qps=1,
+        burst=1,
+        user_agent="kcontrol-manager/me",
+        registry=registry,
+        clock=clock,
+    ) as root:
+        deployments = root.for_component("deployment-controller", qps=1, burst=1)
+        replicasets = root.for_component("replicaset-controller", qps=1, burst=1)
+        unthrottled = root.for_component("informers", qps=0, burst=0)
+        await root.get(NAMESPACES, "a")  # spends the root's only token
+        # Each component still has its own token: neither waits on the root's bucket.
+        await deployments.get(NAMESPACES, "b")
+        await replicasets.get(NAMESPACES, "c")
+        for name in "defg":
+            await unthrottled.get(NAMESPACES, name)
+        second = asyncio.create_task(deployments.get(NAMESPACES, "h"))
+        await asyncio.sleep(0.05)
+        assert not second.done()  # its own bucket is empty now
+        clock.step(1.0)
+        await second
+        assert deployments._transport.session() is root._transport.session()
+    agents = [r.headers["User-Agent"] for r in api.requests]
+    assert agents == [
+        "kcontrol-manager/me",
+        "kcontrol-manager/me/deployment-controller",
+        "kcontrol-manager/me/replicaset-controller",
+        *["kcontrol-manager/me/informers"] * 4,
+        "kcontrol-manager/me/deployment-controller",
+    ]
+    assert deployments.closed and replicasets.closed  # closing the root closed them
 
 
 async def test_metrics(api: FakeApiServer, registry: CollectorRegistry) -> None:

@@ -5,8 +5,9 @@ rolling-update bounds for many Deployments in every state they passed through, a
 
 Writers are told apart in the audit log by their user agent: kube-controller-manager's
 controllers send ``kube-controller-manager/<version> (...) kubernetes/<commit>/<controller>``,
-kcontrol-manager sends ``kcontrol-manager/<leader-election identity>``
-(:mod:`kcontrol.manager._manager`). Every audit timestamp comes from the apiserver's clock,
+kcontrol-manager sends ``kcontrol-manager/<leader-election identity>/<component>``
+(:mod:`kcontrol.manager._manager`; the component is a controller, ``shared-informers`` or
+``leader-election``). Every audit timestamp comes from the apiserver's clock,
 so writes of different processes are ordered on one clock.
 """
 
@@ -173,8 +174,15 @@ def successful_writes(events: Iterable[AuditEvent]) -> list[AuditEvent]:
 
 
 def kcontrol_agent(identity: str) -> str:
-    """The user agent of the kcontrol-manager whose leader-election identity is ``identity``."""
+    """The user agent of the kcontrol-manager whose leader-election identity is ``identity``,
+    up to the component (see :func:`sent_by`)."""
     return f"kcontrol-manager/{identity}"
+
+
+def sent_by(event: AuditEvent, agent: str) -> bool:
+    """Whether ``event`` was sent by ``agent`` (:func:`kcontrol_agent`) or one of its
+    components (``<agent>/<component>``)."""
+    return event.user_agent == agent or event.user_agent.startswith(f"{agent}/")
 
 
 def describe(events: Iterable[AuditEvent], limit: int = 20) -> str:

@@ -63,6 +63,7 @@ from tests.dropin.dropin_helpers import (
     describe,
     manager_processes,
     read_audit_log,
+    sent_by,
     successful_writes,
 )
 from tests.integration.helpers import poll
@@ -188,7 +189,7 @@ async def wait_for_writes(
         seen = [
             event
             for event in successful_writes(tail.refresh())
-            if event.user_agent == user_agent
+            if sent_by(event, user_agent)
             and event.resource in resources
             and event.verb in verbs
             and event.completed > after
@@ -248,7 +249,7 @@ def acquisition(events: list[AuditEvent], namespace: str, user_agent: str) -> Au
     writes = [
         event
         for event in successful_writes(events)
-        if event.resource == "leases" and event.name == LEASE and event.user_agent == user_agent
+        if event.resource == "leases" and event.name == LEASE and sent_by(event, user_agent)
     ]
     assert writes, f"no successful Lease write by {user_agent} in {namespace}'s audit log"
     return min(writes, key=lambda event: event.completed)
@@ -334,7 +335,7 @@ async def test_leader_fault_mid_rollout_keeps_bounds_and_writes_nothing_stale(
 
         # No write of the old leader landed after the new one acquired: each one was
         # answered before the acquiring Lease write even reached the apiserver.
-        by_old = [w for w in writes if w.user_agent == old.user_agent]
+        by_old = [w for w in writes if sent_by(w, old.user_agent)]
         stale = [w for w in by_old if w.completed >= acquired.received]
         assert stale == [], (
             f"{old.identity} wrote after {new.identity} acquired at "
@@ -350,7 +351,7 @@ async def test_leader_fault_mid_rollout_keeps_bounds_and_writes_nothing_stale(
             f"before the new leader's acquiring request"
         )
         # The standby wrote nothing before it acquired.
-        by_new = [w for w in writes if w.user_agent == new.user_agent]
+        by_new = [w for w in writes if sent_by(w, new.user_agent)]
         early = [w for w in by_new if w.received < acquired.received]
         assert early == [], f"{new.identity} wrote before acquiring:\n{describe(early)}"
         # The fault hit mid-rollout: both leaders wrote rollout steps.

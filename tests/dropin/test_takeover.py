@@ -80,7 +80,9 @@ from tests.dropin.dropin_helpers import (
     NO_SECURE_SERVING,
     AuditEvent,
     describe,
+    kcontrol_agent,
     read_audit_log,
+    sent_by,
     successful_writes,
 )
 from tests.integration.helpers import poll
@@ -343,7 +345,7 @@ class Controllers:
         """Whether the controllers running now sent this request."""
         agent = event.user_agent
         if self.manager is not None:
-            return agent == f"kcontrol-manager/{self.manager.identity}"
+            return sent_by(event, kcontrol_agent(self.manager.identity))
         return agent.startswith("kube-controller-manager/") and agent.endswith(
             (KCM_DEPLOYMENT_AGENT, KCM_REPLICASET_AGENT)
         )

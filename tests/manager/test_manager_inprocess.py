@@ -24,9 +24,15 @@ from manager_helpers import (
 from prometheus_client import CollectorRegistry
 
 from examples.configmap_annotator import SPEC
-from kcontrol.client import LEASES, ApiClient
+from kcontrol.client import EVENTS, LEASES, NAMESPACES, ApiClient
 from kcontrol.leaderelection import LeadershipLost
-from kcontrol.manager import ControllerRegistry, Manager, ManagerOptions
+from kcontrol.manager import (
+    ControllerContext,
+    ControllerRegistry,
+    ControllerSpec,
+    Manager,
+    ManagerOptions,
+)
 from kcontrol.testing.envtest import ControlPlane
 
 
@@ -241,3 +247,92 @@ async def _equals(probe: Any, expected: Any) -> bool:
 async def _holder_is(probe: Any, holder: str) -> bool:
     spec = await probe
     return bool(spec and spec.get("holderIdentity") == holder)
+
+
+class _Probe:
+    """A controller that reads once through its own client, records one event, then idles."""
+
+    def __init__(self, context: ControllerContext, name: str, namespace: str) -> None:
+        self.context = context
+        self.name = name
+        self.namespace = namespace
+        self.read = asyncio.get_running_loop().create_future()
+
+    async def run(self) -> None:
+        namespace = await self.context.client.get(NAMESPACES, self.namespace)
+        recorder = self.context.new_recorder(self.name)
+        recorder.event(namespace, "Normal", "Probed", f"probed by {self.name}")
+        self.read.set_result(None)
+        await asyncio.Event().wait()
+
+
+async def test_each_controller_has_its_own_client_budget_user_agent_and_event_queue(
+    control_plane: ControlPlane, namespace: str
+) -> None:
+    """As kube-controller-manager's client builder: each controller's requests and events
+    spend its own --kube-api-qps budget and carry its name in the user agent. At 0.01 QPS
+    with a burst of 2, each component has two requests before a 100 s wait: each controller
+    needs exactly two (a read, then its event), so with one shared bucket the second
+    controller would stall."""
+    probes: dict[str, _Probe] = {}
+
+    def spec(name: str) -> ControllerSpec:
+        def factory(context: ControllerContext) -> _Probe:
+            probes[name] = _Probe(context, name, namespace)
+            return probes[name]
+
+        return ControllerSpec(name, factory)
+
+    opts = options(
+        control_plane,
+        namespace,
+        leader_elect=False,
+        metrics_port=0,
+        kube_api_qps=0.01,
+        kube_api_burst=2,
+    )
+    registry = CollectorRegistry()
+    manager = Manager(
+        opts,
+        ControllerRegistry([spec("first-controller"), spec("second-controller")]),
+        registry=registry,
+        freeze_gc_after_sync=False,
+    )
+    task = asyncio.create_task(manager.run())
+    try:
+        async with asyncio.timeout(60):
+            while len(probes) < 2:  # built once the manager has loaded its config
+                await asyncio.sleep(0.05)
+            await asyncio.gather(*(probe.read for probe in probes.values()))
+        first, second = (
+            probes[n].context.client for n in ("first-controller", "second-controller")
+        )
+        assert isinstance(first, ApiClient) and isinstance(second, ApiClient)
+        assert first.user_agent == "kcontrol-manager/in-process/first-controller"
+        assert second.user_agent == "kcontrol-manager/in-process/second-controller"
+        assert first.rate_limiter is not second.rate_limiter
+        async with await admin_client(control_plane) as client:
+
+            async def sources() -> set[str]:
+                # A Namespace is cluster-scoped: its events live in "default".
+                events = await client.list(EVENTS, namespace="default")
+                return {
+                    e.get("source", {}).get("component", "")
+                    for e in events["items"]
+                    if e["involvedObject"].get("name") == namespace
+                }
+
+            # Each event went out through its controller's own broadcaster and client: the
+            # second of that client's two tokens.
+            await eventually(
+                lambda: _equals(sources(), {"first-controller", "second-controller"}),
+                within=30,
+                message="both controllers' events written",
+            )
+        for name in ("first-controller", "second-controller"):
+            written = registry.get_sample_value(
+                "kcontrol_events_written_total", {"component": name, "verb": "create"}
+            )
+            assert written == 1.0, name
+    finally:
+        await stop(manager, task)
