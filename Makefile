@@ -43,16 +43,12 @@ test: venv assets lint typecheck
 
 # kcontrol-manager against $(KUBECONFIG) when given, else against a built-in local cluster
 # (control plane, kube-scheduler, kube-controller-manager without its deployment and
-# replicaset controllers, kwok nodes; started for the run and removed afterwards).
-# Extra flags: RUN_ARGS=...
+# replicaset controllers, kwok nodes; started for the run and removed afterwards), an example
+# Deployment (examples/rollout/) and its rollout live in the terminal; Ctrl-C stops it all.
+# kcontrol-manager flags: RUN_ARGS=...
 RUN_ARGS ?= --log-format=console
 run: venv assets
-ifdef KUBECONFIG
-	$(BIN)/kcontrol-manager --kubeconfig "$(KUBECONFIG)" $(RUN_ARGS)
-else
-	$(BIN)/python -m kcontrol.testing.cluster -- \
-		$(BIN)/kcontrol-manager --kubeconfig {kubeconfig} $(RUN_ARGS)
-endif
+	$(BIN)/python -m kcontrol.rollout.local $(if $(KUBECONFIG),--kubeconfig "$(KUBECONFIG)") -- $(RUN_ARGS)
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache

@@ -31,6 +31,8 @@ LAYERS: dict[str, int] = {
     "kcontrol.leaderelection": 3,
     "kcontrol.manager": 4,
     "kcontrol.testing": 5,
+    # The rollout view sits on the informers; its local mode (make run) starts a test Cluster.
+    "kcontrol.rollout": 5,
     "controllers": 6,
 }
 

@@ -368,5 +368,9 @@ async def test_leader_fault_mid_rollout_keeps_bounds_and_writes_nothing_stale(
         assert len(rs_creates) == 2 * COUNT, describe(rs_creates, limit=50)
         assert rs_deletes == [], describe(rs_deletes)
         assert len(pod_creates) == 2 * COUNT * REPLICAS, len(pod_creates)
-        writers = {w.user_agent for w in rs_creates + pod_creates}
-        assert writers <= {old.user_agent, new.user_agent}, writers
+        # ... and by the controller whose job it is, of one of the two managers.
+        leaders = (old.user_agent, new.user_agent)
+        rs_writers = {w.user_agent for w in rs_creates}
+        pod_writers = {w.user_agent for w in pod_creates}
+        assert rs_writers <= {f"{a}/deployment-controller" for a in leaders}, rs_writers
+        assert pod_writers <= {f"{a}/replicaset-controller" for a in leaders}, pod_writers

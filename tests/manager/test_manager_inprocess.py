@@ -275,10 +275,13 @@ async def test_each_controller_has_its_own_client_budget_user_agent_and_event_qu
     needs exactly two (a read, then its event), so with one shared bucket the second
     controller would stall."""
     probes: dict[str, _Probe] = {}
+    built = asyncio.Event()
 
     def spec(name: str) -> ControllerSpec:
         def factory(context: ControllerContext) -> _Probe:
             probes[name] = _Probe(context, name, namespace)
+            if len(probes) == 2:
+                built.set()
             return probes[name]
 
         return ControllerSpec(name, factory)
@@ -301,8 +304,7 @@ async def test_each_controller_has_its_own_client_budget_user_agent_and_event_qu
     task = asyncio.create_task(manager.run())
     try:
         async with asyncio.timeout(60):
-            while len(probes) < 2:  # built once the manager has loaded its config
-                await asyncio.sleep(0.05)
+            await built.wait()  # once the manager has loaded its config
             await asyncio.gather(*(probe.read for probe in probes.values()))
         first, second = (
             probes[n].context.client for n in ("first-controller", "second-controller")
