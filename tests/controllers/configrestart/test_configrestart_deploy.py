@@ -1,0 +1,112 @@
+"""deploy/configrestart/: every manifest listed, RBAC no wider than the controller needs, the
+Deployment's flags valid, and the manifests accepted by a real apiserver (server-side dry
+run) with the pod admitted under the "restricted" Pod Security profile."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from controllers.configrestart import SPEC
+from kcontrol.manager import ControllerRegistry, parse_args
+from kcontrol.testing.envtest import ControlPlane, find_binary
+
+DEPLOY = Path(__file__).resolve().parents[3] / "deploy" / "configrestart"
+
+
+def documents() -> list[dict[str, Any]]:
+    docs = []
+    for path in sorted(DEPLOY.glob("*.yaml")):
+        if path.name != "kustomization.yaml":
+            docs += [d for d in yaml.safe_load_all(path.read_text()) if d]
+    return docs
+
+
+def find(kind: str, name: str) -> dict[str, Any]:
+    for doc in documents():
+        if doc["kind"] == kind and doc["metadata"]["name"] == name:
+            return doc
+    raise AssertionError(f"{kind} {name} not in deploy/configrestart/")
+
+
+def test_kustomization_lists_every_manifest() -> None:
+    kustomization = yaml.safe_load((DEPLOY / "kustomization.yaml").read_text())
+    on_disk = {p.name for p in DEPLOY.glob("*.yaml")} - {"kustomization.yaml"}
+    assert set(kustomization["resources"]) == on_disk
+
+
+def test_cluster_role_grants_only_what_is_needed() -> None:
+    rules = find("ClusterRole", "kcontrol:configrestart")["rules"]
+    granted = {
+        (group, resource, verb)
+        for rule in rules
+        for group in rule["apiGroups"]
+        for resource in rule["resources"]
+        for verb in rule["verbs"]
+    }
+    read = {"get", "list", "watch"}
+    expected = {("", r, v) for r in ("configmaps", "secrets") for v in read}
+    expected |= {
+        ("apps", r, v)
+        for r in ("deployments", "statefulsets", "daemonsets")
+        for v in read | {"patch"}
+    }
+    expected |= {
+        (g, "events", v) for g in ("", "events.k8s.io") for v in ("create", "update", "patch")
+    }
+    assert granted == expected
+
+
+def test_deployment_flags_parse_and_match_the_lease_role() -> None:
+    deployment = find("Deployment", "kcontrol-configrestart")
+    (container,) = deployment["spec"]["template"]["spec"]["containers"]
+    registry = ControllerRegistry([SPEC])
+    options, _ = parse_args(container["args"], registry.flags())
+    assert [spec.name for spec in registry.select(options.controllers)] == ["configrestart"]
+    assert options.leader_elect
+    role = find("Role", "kcontrol:configrestart-leader-election")
+    assert role["metadata"]["namespace"] == options.leader_elect_resource_namespace
+    assert [options.leader_elect_resource_name] == role["rules"][1]["resourceNames"]
+    key_path = options.controller_flags["configrestart-hmac-key-file"]
+    mounts = {m["mountPath"]: m["name"] for m in container["volumeMounts"]}
+    assert mounts[str(Path(key_path).parent)] == "hmac-key"
+    assert deployment["spec"]["template"]["spec"]["serviceAccountName"] == "kcontrol-configrestart"
+
+
+@pytest.mark.integration
+def test_server_side_dry_run_and_restricted_profile(control_plane: ControlPlane) -> None:
+    def kubectl(*args: str, stdin: str | None = None) -> tuple[int, str, str]:
+        done = subprocess.run(
+            [
+                str(find_binary("kubectl")),
+                "--kubeconfig",
+                str(control_plane.kubeconfig_path),
+                *args,
+            ],
+            input=stdin,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+        return done.returncode, done.stdout, done.stderr
+
+    code, _, err = kubectl("apply", "-f", str(DEPLOY / "namespace.yaml"))
+    assert code == 0, err
+    code, out, err = kubectl("apply", "--dry-run=server", "-k", str(DEPLOY))
+    assert code == 0, err
+    assert "deployment.apps/kcontrol-configrestart" in out
+    assert "PodSecurity" not in err, err
+    template = find("Deployment", "kcontrol-configrestart")["spec"]["template"]
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "configrestart-check", "namespace": "kcontrol-system"},
+        "spec": template["spec"],
+    }
+    code, _, err = kubectl("create", "--dry-run=server", "-f", "-", stdin=yaml.safe_dump(pod))
+    assert code == 0, err
