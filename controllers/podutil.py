@@ -17,12 +17,15 @@ from typing import Any
 
 from kcontrol.client import Object
 from kcontrol.controller import get_controller_of
-from kcontrol.informers import Indexer
+from kcontrol.informers import Indexer, IndexFunc, SharedIndexInformer
 from kcontrol.labels import Selector
 
 __all__ = [
     "POD_CONTROLLER_INDEX",
+    "controller_index_func",
+    "ensure_index",
     "filter_active_pods",
+    "filter_by_owner",
     "filter_claimed_pods",
     "filter_pods_by_owner",
     "filter_terminating_pods",
@@ -222,7 +225,8 @@ def new_controller_ref(owner: Mapping[str, Any], api_version: str, kind: str) ->
 
 def pod_controller_index_key(namespace: str, controller_ref: Mapping[str, Any] | None) -> str:
     """The :data:`POD_CONTROLLER_INDEX` value of pods controlled by ``controller_ref``
-    (``namespace/Kind/name/uid``), or of the orphans of ``namespace`` when it is ``None``."""
+    (``namespace/Kind/name/uid``), or of the orphans of ``namespace`` when it is ``None``.
+    Any other kind of owned object is indexed the same way (:func:`controller_index_func`)."""
     if controller_ref is None:
         return namespace
     return (
@@ -231,31 +235,62 @@ def pod_controller_index_key(namespace: str, controller_ref: Mapping[str, Any] |
     )
 
 
-def pod_controller_index_func(pod: Object) -> list[str]:
-    """The index function of :data:`POD_CONTROLLER_INDEX`: one value per pod."""
-    return [pod_controller_index_key(_meta(pod).get("namespace", ""), get_controller_of(pod))]
+def controller_index_func(obj: Object) -> list[str]:
+    """An index function by controller reference: one value per object,
+    :func:`pod_controller_index_key` of its namespace and controller (orphans: the
+    namespace alone). :data:`POD_CONTROLLER_INDEX` on pods; the Deployment controller uses it
+    on ReplicaSets too."""
+    return [pod_controller_index_key(_meta(obj).get("namespace", ""), get_controller_of(obj))]
+
+
+pod_controller_index_func = controller_index_func
+"""The index function of :data:`POD_CONTROLLER_INDEX`."""
+
+
+def ensure_index(informer: SharedIndexInformer, name: str, index_func: IndexFunc) -> None:
+    """Add the index ``name`` to ``informer`` unless a controller sharing it already did
+    (controllers that share an index name must share its function)."""
+    if name not in informer.indexer.get_indexers():
+        informer.add_indexers({name: index_func})
+
+
+def filter_by_owner(
+    indexer: Indexer,
+    index_name: str,
+    owner: Mapping[str, Any],
+    owner_kind: str,
+    *,
+    include_orphans: bool,
+) -> list[Object]:
+    """The cached objects controlled by ``owner`` (of kind ``owner_kind``) and, with
+    ``include_orphans``, the objects of its namespace that have no controller.
+
+    ``indexer`` must carry ``index_name`` built with :func:`controller_index_func`. Raises
+    :class:`ValueError` when the owner lacks a namespace, name or UID, as upstream's
+    ``FilterPodsByOwner``.
+    """
+    meta = _meta(owner)
+    namespace, name, uid = meta.get("namespace"), meta.get("name"), meta.get("uid")
+    if not namespace or not name or not uid or not owner_kind:
+        raise ValueError(f"owner needs a namespace, name, uid and kind: {namespace}/{name} {uid}")
+    objects = indexer.by_index(
+        index_name,
+        pod_controller_index_key(namespace, {"kind": owner_kind, "name": name, "uid": uid}),
+    )
+    if include_orphans:
+        objects.extend(indexer.by_index(index_name, pod_controller_index_key(namespace, None)))
+    return objects
 
 
 def filter_pods_by_owner(
     indexer: Indexer, owner: Mapping[str, Any], owner_kind: str, *, include_orphans: bool
 ) -> list[Object]:
     """The cached pods controlled by ``owner`` (of kind ``owner_kind``) and, with
-    ``include_orphans``, the pods of its namespace that have no controller.
-
-    ``indexer`` must carry :data:`POD_CONTROLLER_INDEX`. Raises :class:`ValueError` when the
-    owner lacks a namespace, name or UID, as upstream's ``FilterPodsByOwner``.
-    """
-    meta = _meta(owner)
-    namespace, name, uid = meta.get("namespace"), meta.get("name"), meta.get("uid")
-    if not namespace or not name or not uid or not owner_kind:
-        raise ValueError(f"owner needs a namespace, name, uid and kind: {namespace}/{name} {uid}")
-    keys = [pod_controller_index_key(namespace, {"kind": owner_kind, "name": name, "uid": uid})]
-    if include_orphans:
-        keys.append(pod_controller_index_key(namespace, None))
-    pods: list[Object] = []
-    for key in keys:
-        pods.extend(indexer.by_index(POD_CONTROLLER_INDEX, key))
-    return pods
+    ``include_orphans``, the pods of its namespace that have no controller: :func:`filter_by_owner`
+    on :data:`POD_CONTROLLER_INDEX`."""
+    return filter_by_owner(
+        indexer, POD_CONTROLLER_INDEX, owner, owner_kind, include_orphans=include_orphans
+    )
 
 
 # -- creating pods -----------------------------------------------------------------------------

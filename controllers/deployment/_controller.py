@@ -55,6 +55,14 @@ from controllers.deployment._sync import (
     sync_status_only,
 )
 from controllers.deployment._writes import SyncContext, update_deployment_status
+from controllers.podutil import (
+    POD_CONTROLLER_INDEX,
+    controller_index_func,
+    ensure_index,
+    filter_by_owner,
+    filter_pods_by_owner,
+    pod_controller_index_func,
+)
 from kcontrol.client import DEPLOYMENTS, PODS, REPLICASETS, Client, Object
 from kcontrol.clock import Clock, RealClock
 from kcontrol.controller import (
@@ -98,6 +106,8 @@ NAME: Final = "deployment-controller"
 """The controller's name: ``--controllers`` entry and event source."""
 QUEUE_NAME: Final = "deployment"
 """The work queue's (and the runner's) name, as upstream's."""
+REPLICA_SET_CONTROLLER_INDEX: Final = "replicaSetController"
+"""The ReplicaSet informer's index by controller reference (:func:`controller_index_func`)."""
 MAX_RETRIES: Final = 15
 """Failed syncs of a key before it is dropped out of the queue."""
 DEFAULT_WORKERS: Final = 5
@@ -135,9 +145,14 @@ class DeploymentController:
         d_informer = informers.for_resource(DEPLOYMENTS)
         rs_informer = informers.for_resource(REPLICASETS)
         pod_informer = informers.for_resource(PODS)
+        # By controller reference, so that a sync reads its own ReplicaSets and pods (and the
+        # orphans it may adopt) rather than every one of its namespace.
+        ensure_index(rs_informer, REPLICA_SET_CONTROLLER_INDEX, controller_index_func)
+        ensure_index(pod_informer, POD_CONTROLLER_INDEX, pod_controller_index_func)
         self._d_lister = d_informer.lister()
         self._rs_lister = rs_informer.lister()
-        self._pod_lister = pod_informer.lister()
+        self._rs_indexer = rs_informer.indexer
+        self._pod_indexer = pod_informer.indexer
         self._ctx = SyncContext(
             client=client, recorder=recorder, rs_lister=self._rs_lister, clock=self._clock
         )
@@ -314,14 +329,12 @@ class DeploymentController:
     ) -> PodMap:
         """The Deployment's pods (inactive ones too: Recreate must see them) grouped by the
         UID of the ReplicaSet of ``rs_list`` that controls them."""
-        pod_map: PodMap = {uid_of(rs): [] for rs in rs_list}
-        for pod in self._pod_lister.list(namespace_of(deployment), selector):
-            ref = get_controller_of(pod)
-            if ref is None:
-                continue
-            pods = pod_map.get(str(ref.get("uid")))
-            if pods is not None:
-                pods.append(pod)
+        # Upstream lists the namespace's pods by the Deployment's selector and groups them by
+        # controller UID; the same pods, read from the index by controller.
+        pod_map: PodMap = {}
+        for rs in rs_list:
+            owned = filter_pods_by_owner(self._pod_indexer, rs, "ReplicaSet", include_orphans=False)
+            pod_map[uid_of(rs)] = [pod for pod in owned if selector.matches(labels_of(pod))]
         return pod_map
 
     # -- sync --------------------------------------------------------------------------------
@@ -376,7 +389,6 @@ class DeploymentController:
                 f"label selector: {error}"
             ) from error
         rs_list = await self._claim_replica_sets(deployment, selector)
-        pod_map = self._pod_map(deployment, selector, rs_list)
 
         if deletion_timestamp(deployment) is not None:
             await sync_status_only(ctx, deployment, rs_list)
@@ -399,6 +411,9 @@ class DeploymentController:
 
         kind = strategy_type(deployment)
         if kind == RECREATE:
+            # Only Recreate reads the pods (are old ones still running?): upstream builds the
+            # map for every sync, a pure read, so building it here alone changes nothing.
+            pod_map = self._pod_map(deployment, selector, rs_list)
             return await rollout_recreate(ctx, deployment, rs_list, pod_map)
         if kind == ROLLING_UPDATE:
             return await rollout_rolling(ctx, deployment, rs_list)
@@ -416,7 +431,16 @@ class DeploymentController:
             REPLICASETS,
             can_adopt=recheck_owner(self._client, DEPLOYMENTS, deployment),
         )
-        return await manager.claim(self._rs_lister.list(namespace_of(deployment)))
+        # Upstream claims from every ReplicaSet of the namespace; all but the Deployment's own
+        # and the orphans are skipped by the claim, so those two are all it is given here.
+        candidates = filter_by_owner(
+            self._rs_indexer,
+            REPLICA_SET_CONTROLLER_INDEX,
+            deployment,
+            CONTROLLER_KIND[1],
+            include_orphans=True,
+        )
+        return await manager.claim(candidates)
 
 
 def _selector(deployment: Mapping[str, Any]) -> Selector:

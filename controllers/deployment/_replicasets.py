@@ -121,9 +121,10 @@ def find_new_replica_set(
     """The oldest ReplicaSet whose template equals the Deployment's (ignoring the hash
     label), or ``None``. There can be more than one after some upgrades; taking the oldest
     makes the choice deterministic."""
-    template = template_of(deployment)
+    # equal_ignore_hash, with the Deployment's side normalized once for every candidate.
+    wanted = _normalized(_without_hash_label(template_of(deployment)))
     for rs in sorted_by_creation(replica_sets):
-        if equal_ignore_hash(template_of(rs), template):
+        if _normalized(_without_hash_label(template_of(rs))) == wanted:
             return rs
     return None
 

@@ -25,6 +25,7 @@ from prometheus_client import CollectorRegistry
 
 from controllers.podutil import (
     POD_CONTROLLER_INDEX,
+    ensure_index,
     is_pod_ready,
     pod_controller_index_func,
     pod_key,
@@ -52,9 +53,7 @@ from kcontrol.controller import (
 from kcontrol.events import EventRecorder
 from kcontrol.informers import (
     DeletedFinalStateUnknown,
-    IndexFunc,
     ResourceEventHandlerFuncs,
-    SharedIndexInformer,
     SharedInformerFactory,
 )
 from kcontrol.logging import get_logger
@@ -88,12 +87,6 @@ CONCURRENT_SYNCS = ControllerFlag(
 
 def _meta(obj: Mapping[str, Any]) -> Mapping[str, Any]:
     return obj.get("metadata") or {}
-
-
-def _ensure_indexer(informer: SharedIndexInformer, name: str, index_func: IndexFunc) -> None:
-    """Add the index unless a controller sharing the informer already did."""
-    if name not in informer.indexer.get_indexers():
-        informer.add_indexers({name: index_func})
 
 
 def _unwrap(obj: Any, kind: str) -> Mapping[str, Any] | None:
@@ -147,8 +140,8 @@ class ReplicaSetController:
         self._clock: Clock = clock if clock is not None else RealClock()
         rs_informer = informers.for_resource(REPLICASETS)
         pod_informer = informers.for_resource(PODS)
-        _ensure_indexer(rs_informer, CONTROLLER_UID_INDEX, controller_uid_index_func)
-        _ensure_indexer(pod_informer, POD_CONTROLLER_INDEX, pod_controller_index_func)
+        ensure_index(rs_informer, CONTROLLER_UID_INDEX, controller_uid_index_func)
+        ensure_index(pod_informer, POD_CONTROLLER_INDEX, pod_controller_index_func)
         self._lookup = ReplicaSetLookup(
             rs_informer.lister(), rs_informer.indexer, pod_informer.lister()
         )

@@ -268,7 +268,9 @@ async def test_get_pod_map_for_replica_sets() -> None:
     del pod3["metadata"]["ownerReferences"]
     pod4 = pod_of(rs1, "pod4", phase="Failed")  # inactive pods count too
     other = pod_of(new_replica_set(new_deployment("x", 1), "other", 1), "not-ours")
-    f.seed(d, rs1, rs2, pod1, pod2, pod3, pod4, other)
+    relabelled = pod_of(rs1, "relabelled")  # still controlled by rs1, no longer selected
+    relabelled["metadata"]["labels"] = {"foo": "notbar"}
+    f.seed(d, rs1, rs2, pod1, pod2, pod3, pod4, other, relabelled)
 
     pod_map = f.dc._pod_map(d, _selector(d), [rs1, rs2])
 
