@@ -262,3 +262,43 @@ def test_dockerfile_is_multi_stage_non_root_and_runs_the_manager() -> None:
     assert ignored[1] == "*", "everything not listed stays out of the build context"
     assert "!kcontrol/" in ignored
     assert "!controllers/" in ignored
+    assert not re.search(r"apt-get|apk |gcc|build-essential", dockerfile), "no compilers"
+    assert "--only-binary=:all:" in dockerfile, "dependencies as wheels only"
+
+
+MEBIBYTE = 1024 * 1024
+UNITS = {"Ki": 1024, "Mi": MEBIBYTE, "Gi": 1024 * MEBIBYTE}
+
+
+def quantity(text: str) -> int:
+    match = re.fullmatch(r"(\d+)([KMG]i)", text)
+    assert match is not None, f"unexpected quantity {text!r}"
+    return int(match[1]) * UNITS[match[2]]
+
+
+def measured_peak_rss() -> int:
+    """The largest kcontrol-manager peak RSS (bytes) in bench/results/rollout.md's table."""
+    lines = (ROOT / "bench" / "results" / "rollout.md").read_text().splitlines()
+    for index, line in enumerate(lines):
+        cells = [cell.strip() for cell in line.strip("|").split("|")]
+        if "kcontrol peak RSS MB" in cells:
+            column = cells.index("kcontrol peak RSS MB")
+            rows = [row.strip("|").split("|") for row in lines[index + 2 :]]
+            peaks = []
+            for row in rows:
+                if len(row) != len(cells):
+                    break
+                peaks.append(float(row[column].replace(",", "")))
+            assert peaks, "no rows under the peak RSS header"
+            return int(max(peaks) * 1e6)
+    raise AssertionError("bench/results/rollout.md has no 'kcontrol peak RSS MB' column")
+
+
+def test_memory_is_sized_from_the_measured_rss() -> None:
+    """The request covers the measured peak; the limit leaves room for caches growing with
+    the cluster (deployment.yaml's comment gives the figures)."""
+    resources = manager_container()["resources"]
+    peak = measured_peak_rss()
+    assert quantity(resources["requests"]["memory"]) >= peak * 0.95
+    assert quantity(resources["limits"]["memory"]) >= 3 * peak
+    assert "cpu" not in resources.get("limits", {}), "no CPU limit: it would delay lease renewals"
