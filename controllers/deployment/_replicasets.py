@@ -121,12 +121,36 @@ def find_new_replica_set(
     """The oldest ReplicaSet whose template equals the Deployment's (ignoring the hash
     label), or ``None``. There can be more than one after some upgrades; taking the oldest
     makes the choice deterministic."""
-    # equal_ignore_hash, with the Deployment's side normalized once for every candidate.
+    # equal_ignore_hash, with the Deployment's side normalized once for every candidate and
+    # each ReplicaSet's remembered from earlier syncs (one sync asks up to four times).
     wanted = _normalized(_without_hash_label(template_of(deployment)))
     for rs in sorted_by_creation(replica_sets):
-        if _normalized(_without_hash_label(template_of(rs))) == wanted:
+        if _comparable_template(rs) == wanted:
             return rs
     return None
+
+
+_TEMPLATE_MEMO_SIZE = 8192
+_template_memo: dict[tuple[str, str], Any] = {}
+
+
+def _comparable_template(replica_set: Mapping[str, Any]) -> Any:
+    """The ReplicaSet's pod template without the hash label, normalized (what
+    :func:`equal_ignore_hash` compares), remembered by UID and resourceVersion: together they
+    name one stored version of the object, and this controller never changes a ReplicaSet's
+    template in memory. Objects without them (not from the API server) are not remembered."""
+    meta = replica_set.get("metadata") or {}
+    uid, version = meta.get("uid"), meta.get("resourceVersion")
+    if not uid or not version:
+        return _normalized(_without_hash_label(template_of(replica_set)))
+    key = (str(uid), str(version))
+    comparable = _template_memo.get(key)
+    if comparable is None:
+        comparable = _normalized(_without_hash_label(template_of(replica_set)))
+        if len(_template_memo) >= _TEMPLATE_MEMO_SIZE:
+            del _template_memo[next(iter(_template_memo))]  # the oldest entry
+        _template_memo[key] = comparable
+    return comparable
 
 
 def find_old_replica_sets(
