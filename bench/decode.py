@@ -12,14 +12,17 @@ managedFields), then measures, per decoder:
 The ``watch`` rows decode the same pods as newline-delimited watch events, one
 ``{"type": "ADDED", "object": ...}`` line at a time, which is what a watch stream costs.
 
-Usage: ``.venv/bin/python bench/decode.py [-n 10000] [--rounds 5] [--body saved-podlist.json]``
+Usage: ``.venv/bin/python -m bench.decode [-n 10000] [--rounds 5] [--body saved-podlist.json]
+[--out decode.md] [--json decode.json]`` (``python bench/decode.py`` works too).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import datetime
 import gc
+import importlib.metadata
 import json
 import random
 import statistics
@@ -27,12 +30,17 @@ import sys
 import time
 import tracemalloc
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import msgspec
 import orjson
 from kubernetes_asyncio.client import ApiClient
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # python bench/decode.py
+
+from bench._process import load_average
+from bench._results import command_line, machine_facts, write_results
 from kcontrol.client._decode import decode_list
 from kcontrol.client._watch import parse_event
 from kcontrol.informers import intern_strings
@@ -425,13 +433,16 @@ def main() -> None:
     parser.add_argument(
         "--body", help="decode this saved PodList body (e.g. `curl .../api/v1/pods`), not -n pods"
     )
+    parser.add_argument("--out", help="also write the table (Markdown) to this file")
+    parser.add_argument("--json", help="write the results (bench/_results.py's format) here")
     args = parser.parse_args()
+    started = datetime.datetime.now(datetime.UTC)
+    loads = [load_average()]
 
     body, lines = load_pod_list(args.body) if args.body else make_pod_list(args.n)
     args.n = len(lines)
-    print(
-        f"{args.n} pods, {len(body) / args.n:.0f} B of JSON per pod, Python {sys.version.split()[0]}"
-    )
+    intro = f"{args.n} pods, {len(body) / args.n:.0f} B of JSON per pod, Python {sys.version.split()[0]}"
+    print(intro)
 
     decoders = _decoders()
     if args.only:
@@ -449,21 +460,66 @@ def main() -> None:
     finally:
         if close_models is not None:
             close_models()
+    loads.append(load_average())
 
     base = statistics.median(wall["orjson"])
-    print()
-    print(
+    points = []
+    table = [
         f"| decoder | us/obj (median of {args.rounds}) | CPU us/obj | vs orjson "
-        "| us/obj incl. deferred young-gen GC | retained B/obj |"
-    )
-    print("|---|---:|---:|---:|---:|---:|")
+        "| us/obj incl. deferred young-gen GC | retained B/obj |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
     for name in decoders:
         w = statistics.median(wall[name])
         c = statistics.median(cpu[name])
         g = statistics.median(settle[name])
-        print(
+        table.append(
             f"| {name} | {w / args.n * 1e6:.1f} | {c / args.n * 1e6:.1f} | {w / base:.2f}x "
             f"| {g / args.n * 1e6:.1f} | {retained[name] / args.n:,.0f} |"
+        )
+        points.append(
+            {
+                "implementation": name,
+                "input": decoders[name][0],
+                "objects": args.n,
+                "runs": args.rounds,
+                "us_per_object": w / args.n * 1e6,
+                "cpu_us_per_object": c / args.n * 1e6,
+                "us_per_object_with_deferred_gc": g / args.n * 1e6,
+                "retained_bytes_per_object": retained[name] / args.n,
+                "wall_vs_orjson": w / base,
+            }
+        )
+    print()
+    print("\n".join(table))
+    if args.out:
+        Path(args.out).write_text(
+            f"# Decoding (`bench/decode.py`)\n\nMeasured {started:%Y-%m-%d %H:%M} UTC: {intro} "
+            f"({'saved body ' + args.body if args.body else 'synthetic pods'}), median of "
+            f"{args.rounds} rounds, 1-minute load {min(loads):.2f}-{max(loads):.2f}.\n\n"
+            + "\n".join(table)
+            + "\n"
+        )
+    if args.json:
+        machine = machine_facts(loads, go=False, kubernetes=False)
+        machine["libraries"] = {
+            lib: importlib.metadata.version(lib)
+            for lib in ("orjson", "msgspec", "kubernetes_asyncio")
+        }
+        write_results(
+            args.json,
+            "decode",
+            started=started,
+            finished=datetime.datetime.now(datetime.UTC),
+            machine=machine,
+            command=command_line("bench.decode"),
+            parameters={
+                "objects": args.n,
+                "rounds": args.rounds,
+                "json_bytes_per_object": len(body) / args.n,
+                "body": args.body,
+            },
+            points=points,
         )
 
 

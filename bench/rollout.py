@@ -86,11 +86,14 @@ Caveats:
 
 Usage::
 
-    .venv/bin/python bench/rollout.py --sizes 50x3,200x5,1000x1 --qps 20:30,unthrottled \\
-        --runs 3 --pod-ready-delay 1 --out bench/results/rollout.md --dump /tmp/rollout.json
+    .venv/bin/python -m bench.rollout --sizes 50x3,200x5,1000x1 --qps 20:30,unthrottled \\
+        --runs 3 --pod-ready-delay 1 --out bench/results/tables/rollout.md \\
+        --json bench/results/rollout.json --dump /tmp/rollout.json
 
-``--merge FILE`` adds the runs of earlier ``--dump`` files to the tables (``--runs 0`` with
-``--merge`` only renders them).
+(``python bench/rollout.py`` works too.) ``--merge FILE`` adds the runs of earlier ``--dump``
+files to the tables and the results (``--runs 0`` with ``--merge`` only renders them).
+``--json`` writes the medians and every run in ``bench/_results.py``'s format, for
+``bench/report.py``'s plots.
 """
 
 from __future__ import annotations
@@ -120,6 +123,10 @@ from typing import Any
 
 import aiohttp
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # python bench/rollout.py
+
+from bench._process import load_average, proc_cpu, proc_status_kb
+from bench._results import machine_facts, write_results
 from kcontrol.client import DEPLOYMENTS, NAMESPACES, ApiClient, PatchType, load_config
 from kcontrol.errors import NotFound
 from kcontrol.informers import SharedInformerFactory
@@ -155,7 +162,6 @@ AUDIT_VERBS = {
     "delete": "DELETE",
     "deletecollection": "DELETECOLLECTION",
 }
-TICKS = os.sysconf("SC_CLK_TCK")
 
 
 # --------------------------------------------------------------------------- parameters
@@ -199,26 +205,7 @@ class Limit:
         return [f"--kube-api-qps={self.qps:g}", f"--kube-api-burst={self.burst}"]
 
 
-# --------------------------------------------------------------------------- process metrics
-
-
-def proc_cpu(pid: int) -> float:
-    """user + sys CPU-seconds of a process, all its threads (``/proc/<pid>/stat``)."""
-    with open(f"/proc/{pid}/stat") as stat:
-        fields = stat.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / TICKS  # utime, stime (fields 14, 15)
-
-
-def proc_kb(pid: int, name: str) -> int:
-    with open(f"/proc/{pid}/status") as status:
-        for line in status:
-            if line.startswith(name):
-                return int(line.split()[1])
-    return -1
-
-
-def load_average() -> float:
-    return os.getloadavg()[0]
+# --------------------------------------------------------------------------- ports
 
 
 def free_port() -> int:
@@ -547,7 +534,7 @@ class Bench:
                 await asyncio.sleep(SETTLE_SECONDS)
                 result.start_cpu = proc_cpu(controller.pid)
                 await self._phases(size, namespace, client, metrics, controller, result)
-                result.peak_rss_kb = proc_kb(controller.pid, "VmHWM:")
+                result.peak_rss_kb = proc_status_kb(controller.pid, "VmHWM:")
                 await self._controller_metrics(controller, result)
             finally:
                 controller.stop()
@@ -898,6 +885,58 @@ def raw_table(results: list[Run]) -> str:
     return "\n".join(out)
 
 
+IMPL_NAMES = {KCM: "KCM", KCONTROL: "kcontrol"}
+"""Implementation names in the results file (bench/_results.py), as the tables name them."""
+
+
+def results_points(results: list[Run]) -> list[dict[str, Any]]:
+    """One point per (size, client limit, implementation, phase): the medians over its runs,
+    as in :func:`report` (writes per rollout = the phase's writes / N)."""
+    groups: dict[tuple[str, str], dict[str, list[Run]]] = {}
+    for r in results:
+        groups.setdefault((r.size, r.limit), {}).setdefault(r.impl, []).append(r)
+    points = []
+    for (size, limit), by_impl in groups.items():
+        parsed, bound = Size.parse(size), Limit.parse(limit)
+        n = parsed.deployments
+        for impl in IMPLS:
+            impl_runs = by_impl.get(impl, [])
+            for phase in PHASES:
+                runs = [r for r in impl_runs if phase in r.phases]
+                if not runs:
+                    continue
+                phases = [r.phases[phase] for r in runs]
+                keys = sorted({k for p in phases for k in p.writes})
+                dropped = [r.events_dropped for r in runs if r.events_dropped >= 0]
+                points.append(
+                    {
+                        "implementation": IMPL_NAMES[impl],
+                        "size": size,
+                        "deployments": n,
+                        "replicas": parsed.replicas,
+                        "client_limit": limit,
+                        "qps": bound.qps,
+                        "burst": bound.burst if bound.qps is not None else None,
+                        "phase": phase,
+                        "runs": len(runs),
+                        "completed_runs": sum(p.completed for p in phases),
+                        "wall_seconds": median([p.wall for p in phases]),
+                        "p50_seconds": median([p.p50 for p in phases]),
+                        "cpu_seconds": median([p.cpu for p in phases]),
+                        "apiserver_etcd_cpu_seconds": median([p.plane_cpu for p in phases]),
+                        "writes_per_rollout": median([sum(p.writes.values()) / n for p in phases]),
+                        "writes_per_rollout_by_key": {
+                            k: median([p.writes.get(k, 0) / n for p in phases]) for k in keys
+                        },
+                        "non_2xx_per_rollout": median([sum(p.errors.values()) / n for p in phases]),
+                        "peak_rss_mb": median([r.peak_rss_kb / 1024 for r in runs]),
+                        "start_cpu_seconds": median([r.start_cpu for r in runs]),
+                        "events_dropped": median([float(d) for d in dropped]) if dropped else None,
+                    }
+                )
+    return points
+
+
 def machine_notes(command: str) -> str:
     commit = subprocess.run(
         ["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],
@@ -937,10 +976,12 @@ def main() -> None:
     parser.add_argument("--pod-ready-delay", type=float, default=1.0)
     parser.add_argument("--phase-timeout", type=float, default=900.0)
     parser.add_argument("--out", help="write the report (markdown) here")
+    parser.add_argument("--json", help="write the results (bench/_results.py's format) here")
     parser.add_argument("--dump", help="write the raw runs as JSON here (after every run)")
     parser.add_argument("--merge", action="append", help="earlier --dump files to include")
     parser.add_argument("--keep-logs", action="store_true")
     args = parser.parse_args()
+    started = datetime.datetime.now(datetime.UTC)
     results = asyncio.run(main_async(args))
     text = report(results)
     print(text)
@@ -955,6 +996,25 @@ def main() -> None:
             + "\n\n## Raw runs\n\n"
             + raw_table(results)
             + "\n"
+        )
+    if args.json:
+        write_results(
+            args.json,
+            "rollout",
+            started=started,
+            finished=datetime.datetime.now(datetime.UTC),
+            machine={**machine_facts([r.load for r in results], go=False), "kwok": "v0.8.0"},
+            command=" ".join([".venv/bin/python", "-m", "bench.rollout", *sys.argv[1:]]),
+            parameters={
+                "sizes": args.sizes.split(","),
+                "client_limits": args.qps.split(","),
+                "runs": args.runs,
+                "pod_ready_delay_seconds": args.pod_ready_delay,
+                "phase_timeout_seconds": args.phase_timeout,
+                "merged": args.merge or [],
+            },
+            points=results_points(results),
+            runs=[dataclasses.asdict(r) for r in results],
         )
 
 

@@ -14,13 +14,15 @@ points; Go's producer and workers run truly in parallel. Go is run with GOMAXPRO
 The variants alternate within each run (A, B, C, A, B, C, ...) so background noise hits them
 alike; the table shows medians over ``--runs``.
 
-Usage: ``.venv/bin/python bench/workqueue.py [--items N] [--workers 1,4,16] [--runs 3]``
+Usage: ``.venv/bin/python -m bench.workqueue [--items N] [--workers 1,4,16] [--runs 3]
+[--out workqueue.md] [--json workqueue.json]`` (``python bench/workqueue.py`` works too).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import datetime
 import gc
 import json
 import os
@@ -34,11 +36,11 @@ from pathlib import Path
 
 from prometheus_client import CollectorRegistry
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # python bench/workqueue.py
 
-from _reference import build_reference, client_go_version
-
+from bench._process import load_average
+from bench._reference import build_reference, client_go_version
+from bench._results import command_line, machine_facts, write_results
 from kcontrol.workqueue import Queue, ShutDown
 
 
@@ -106,7 +108,10 @@ def main() -> None:
         "--go-maxprocs", type=int, default=1, help="GOMAXPROCS for Go (0: Go's default)"
     )
     parser.add_argument("--no-go", action="store_true", help="skip the client-go reference")
+    parser.add_argument("--out", help="also write the table (Markdown) to this file")
+    parser.add_argument("--json", help="write the results (bench/_results.py's format) here")
     args = parser.parse_args()
+    started = datetime.datetime.now(datetime.UTC)
     worker_counts = [int(w) for w in args.workers.split(",")]
 
     binary = None if args.no_go else build_reference("workqueue")
@@ -118,12 +123,14 @@ def main() -> None:
         variants["go"] = lambda w: go_rate(binary, args.items, w, args.go_maxprocs)
 
     rates: dict[tuple[str, int], list[float]] = {}
+    loads: list[float] = []
     for _ in range(args.runs):
+        loads.append(load_average())
         for workers in worker_counts:
             for variant, run in variants.items():
                 rates.setdefault((variant, workers), []).append(run(workers))
 
-    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    load = load_average()
     go_note = "" if binary is None else f", client-go {client_go_version()}"
     print(
         f"workqueue add->get->done, {args.items} items, median of {args.runs} runs "
@@ -141,6 +148,80 @@ def main() -> None:
             row += f"  {medians['python'] / medians['go']:>9.3f}"
             row += f"  {medians['python+metrics'] / medians['go']:>10.3f}"
         print(row)
+
+    if args.out:
+        Path(args.out).write_text(markdown(args, worker_counts, rates, started, loads) + "\n")
+    if args.json:
+        write_results(
+            args.json,
+            "workqueue",
+            started=started,
+            finished=datetime.datetime.now(datetime.UTC),
+            machine=machine_facts(loads, go=binary is not None, kubernetes=False),
+            command=command_line("bench.workqueue"),
+            parameters={
+                "items": args.items,
+                "workers": worker_counts,
+                "runs": args.runs,
+                "chunk": args.chunk,
+                "go_maxprocs": args.go_maxprocs,
+            },
+            points=[
+                {
+                    "implementation": IMPLEMENTATIONS[variant],
+                    "workers": workers,
+                    "items": args.items,
+                    "runs": len(samples),
+                    "items_per_second": statistics.median(samples),
+                    "samples_items_per_second": samples,
+                }
+                for (variant, workers), samples in rates.items()
+            ],
+        )
+
+
+IMPLEMENTATIONS = {
+    "python": "kcontrol",
+    "python+metrics": "kcontrol, named (metrics)",
+    "go": "client-go",
+}
+"""Variant -> the implementation's name in the results (and the README's table)."""
+
+
+def markdown(
+    args: argparse.Namespace,
+    worker_counts: list[int],
+    rates: dict[tuple[str, int], list[float]],
+    started: datetime.datetime,
+    loads: list[float],
+) -> str:
+    """The README's table: items/s per implementation and worker count, and the ratios."""
+    go = any(v == "go" for v, _ in rates)
+    lines = [
+        "# Workqueue throughput (`bench/workqueue.py`)",
+        "",
+        f"Measured {started:%Y-%m-%d %H:%M} UTC: add -> get -> done of {args.items:,} items "
+        f"through one queue, N concurrent workers, median of {args.runs} runs. Python "
+        f"{platform.python_version()}"
+        + (
+            f"; client-go {client_go_version()} with GOMAXPROCS={args.go_maxprocs or 'default'}"
+            if go
+            else ""
+        )
+        + f"; {os.cpu_count()} CPUs, 1-minute load {min(loads):.2f}-{max(loads):.2f}.",
+        "",
+        "| workers | kcontrol items/s | kcontrol, named (metrics) | client-go items/s "
+        "| kcontrol/Go | named/Go |",
+        "|--:|--:|--:|--:|--:|--:|",
+    ]
+    for workers in worker_counts:
+        m = {v: statistics.median(rates[(v, w)]) for v, w in rates if w == workers}
+        g = m.get("go", float("nan"))
+        lines.append(
+            f"| {workers} | {m['python']:,.0f} | {m['python+metrics']:,.0f} | {g:,.0f} "
+            f"| {m['python'] / g:.2f} | {m['python+metrics'] / g:.2f} |"
+        )
+    return "\n".join(lines)
 
 
 if __name__ == "__main__":

@@ -23,7 +23,7 @@ joins), so it also ends a pause whose holder is stuck on an await.
 Pausing only defers work: the objects created meanwhile are all still in the youngest
 generation, and letting the collector find them by itself costs three passes over them
 (young, middle, then a full collection) at unpredictable moments - measured at 50,000 pods
-(``bench/informer.py``) that put multi-second stalls into the first minute of watching.
+(``bench/informer/``) that put multi-second stalls into the first minute of watching.
 So a pause that a user ends asking to settle (an informer's sync) ends, when the last user
 leaves, with a single deliberate pass:
 

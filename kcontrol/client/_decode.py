@@ -30,7 +30,7 @@ client calls do not.
 One part of every object is not decoded: ``metadata.managedFields[*].fieldsV1``, server-side
 apply's field sets, stays the raw JSON the server sent, as a
 :class:`~kcontrol.client.FieldsV1` (``bytes``), as client-go keeps it. In
-``bench/informer.py``'s pods that is 1.6 of 3.9 KB of JSON, and decoded it took 8 KB of the
+``bench/informer/``'s pods that is 1.6 of 3.9 KB of JSON, and decoded it took 8 KB of the
 20 KB a pod cost; :func:`encode_json` writes it back byte for byte
 (:mod:`kcontrol.client._fields`).
 
@@ -39,7 +39,7 @@ apply's field sets, stays the raw JSON the server sent, as a
 informer's transform, e.g. dropping ``managedFields``) before the next, so the untransformed
 objects are never all alive at once. At 50,000 pods with ``managedFields`` dropped that
 halves the cache's memory (the bytes a whole-list decode frees stay behind as holes in
-CPython's allocator pools) and cuts the peak by more than half (``bench/informer.py``).
+CPython's allocator pools) and cuts the peak by more than half (``bench/informer/``).
 
 Watch bodies are newline-delimited JSON; :class:`LineSplitter` cuts them into lines of any
 length (aiohttp's ``readline`` refuses lines over its buffer limit, and one big object must

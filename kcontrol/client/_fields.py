@@ -2,7 +2,7 @@
 
 client-go never decodes server-side apply's field sets: ``metav1.FieldsV1`` holds the raw
 bytes. Decoded into dicts they are the largest part of a typical object - in
-``bench/informer.py``'s pods 1.6 of 3.9 KB of JSON, and half of the memory a cached pod takes
+``bench/informer/``'s pods 1.6 of 3.9 KB of JSON, and half of the memory a cached pod takes
 - yet no controller reads them. kcontrol keeps them raw the same way: every object the
 client decodes (single objects, LIST items, watch events) carries each ``fieldsV1`` as a
 :class:`FieldsV1`, a ``bytes`` subclass holding the exact JSON the server sent.

@@ -1,4 +1,4 @@
-// Command informer measures a client-go pod informer, the peer of bench/informer.py's kcontrol
+// Command informer measures a client-go pod informer, the peer of bench/informer/'s kcontrol
 // informer: a SharedInformerFactory pod informer with one counting event handler, run until
 // the informer has synced, then (optionally) while a writer patches pods.
 //

@@ -1,0 +1,290 @@
+"""Plots of the benchmark results: reads ``bench/results/<suite>.json`` (``bench/_results.py``'s
+format) and writes PNGs into ``bench/results/plots/``.
+
+- ``informer_sync.png``: informer cold-sync time (wall and CPU-seconds) against the number
+  of pods, for kcontrol, client-go and the official Python informer (and, dotted, the raw
+  download of the same LIST: the floor for any client);
+- ``informer_memory.png``: the same informers' peak RSS and settled bytes per cached pod;
+- ``rollout_time.png``: time until every Deployment completed its rollout against the number
+  of Deployments, kcontrol-manager against kube-controller-manager, unthrottled and at
+  QPS 20 / burst 30, for the create and the update phase;
+- ``rollout_writes.png``: the controllers' API writes per rollout, same layout.
+
+A suite whose results file is missing is skipped. Usage (from the repository root)::
+
+    .venv/bin/python -m bench.report [--results bench/results] [--out bench/results/plots]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import textwrap
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import matplotlib
+
+matplotlib.use("Agg")  # files only, no display
+
+import matplotlib.pyplot as plt
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # python bench/report.py
+
+from bench._results import RESULTS_DIR, load_results
+
+__all__ = ["main", "plot_informer", "plot_rollout"]
+
+# One colour per implementation across every plot: ours blue, the Go peer orange.
+STYLE: dict[str, dict[str, Any]] = {
+    "kcontrol": {"color": "#1f77b4", "marker": "o", "label": "kcontrol"},
+    "client-go": {"color": "#ff7f0e", "marker": "s", "label": "client-go"},
+    "official": {"color": "#2ca02c", "marker": "^", "label": "official Python informer"},
+    "aiohttp floor": {
+        "color": "#7f7f7f",
+        "marker": ".",
+        "linestyle": ":",
+        "label": "raw LIST download (floor)",
+    },
+    "KCM": {"color": "#ff7f0e", "marker": "s", "label": "kube-controller-manager"},
+    # key "kcontrol" is shared: kcontrol-manager in the rollout plots
+}
+INFORMERS = ("kcontrol", "client-go", "official")
+PHASE_TITLES = {
+    "create": "create: N new Deployments",
+    "update": "update: every pod template changed",
+}
+LIMIT_STYLE = {
+    "unthrottled": {"linestyle": "-", "fillstyle": "full", "suffix": "unthrottled"},
+    "20:30": {"linestyle": "--", "fillstyle": "none", "suffix": "QPS 20, burst 30"},
+}
+
+
+def _thousands(value: float, _: object = None) -> str:
+    if value >= 1000 and value % 1000 == 0:
+        return f"{value / 1000:,.0f}k"
+    return f"{value:,.0f}" if value >= 1 else f"{value:g}"
+
+
+def _log_axis(ax: Axes, axis: str, ticks: Iterable[float] | None = None) -> None:
+    """Log scale with plain numbers (1k, 10k; 0.5, 2, 10) rather than powers of ten."""
+    fmt = FuncFormatter(_thousands)
+    if axis == "x":
+        ax.set_xscale("log")
+        if ticks is not None:
+            ax.set_xticks(list(ticks))
+        ax.xaxis.set_major_formatter(fmt)
+        ax.xaxis.set_minor_formatter(NullFormatter())
+    else:
+        ax.set_yscale("log")
+        ax.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+        ax.yaxis.set_minor_formatter(NullFormatter())
+
+
+def _caption(fig: Figure, doc: dict[str, Any], text: str) -> None:
+    machine = doc.get("machine", {})
+    load = machine.get("load_average")
+    facts = [f"measured {doc['measured']['date']}", f"{machine.get('cpus', '?')} shared CPUs"]
+    if load:
+        facts.append(f"1-min load {load[0]:g}-{load[1]:g}")
+    facts.append(f"Python {machine.get('python', '?')}")
+    if machine.get("client_go"):
+        facts.append(f"client-go {machine['client_go']}")
+    if machine.get("kubernetes"):
+        facts.append(f"Kubernetes {machine['kubernetes']}")
+    lines = [*textwrap.wrap(text, 150), "; ".join(facts)]
+    fig.text(0.01, 0.01, "\n".join(lines), fontsize=8, color="#444444", va="bottom")
+
+
+def plot_informer(doc: dict[str, Any], out: Path) -> list[Path]:
+    points = doc["points"]
+    counts = sorted({p["objects"] for p in points})
+    runs = doc["parameters"].get("runs")
+
+    def series(name: str, key: str) -> tuple[list[int], list[float]]:
+        xs, ys = [], []
+        for p in sorted(
+            (p for p in points if p["implementation"] == name), key=lambda p: p["objects"]
+        ):
+            if p.get(key) is not None:
+                xs.append(p["objects"])
+                ys.append(p[key])
+        return xs, ys
+
+    note = (
+        f"Cold sync of a pod informer against a local kube-apiserver, each informer at its "
+        f"defaults; medians of {runs} runs (the official informer: 1 run above 20k pods)."
+    )
+    written = []
+
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4.8))
+    for ax, key, ylabel, title in (
+        (axes[0], "wall_seconds", "wall-clock seconds to has_synced", "Sync time (wall)"),
+        (axes[1], "cpu_seconds", "CPU-seconds (user + sys) to has_synced", "Sync CPU"),
+    ):
+        for name in (*INFORMERS, "aiohttp floor"):
+            xs, ys = series(name, key)
+            if xs:
+                ax.plot(xs, ys, **STYLE[name])
+        _log_axis(ax, "x", counts)
+        _log_axis(ax, "y")
+        ax.set_xlabel("pods in the cache")
+        ax.set_ylabel(ylabel)
+        ax.set_title(title)
+        ax.grid(True, which="major", alpha=0.3)
+    axes[0].legend(loc="upper left", fontsize=9)
+    fig.suptitle("Informer cold sync: time against object count")
+    fig.tight_layout(rect=(0, 0.08, 1, 1))
+    _caption(fig, doc, note)
+    written.append(_save(fig, out / "informer_sync.png"))
+
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4.8))
+    ax = axes[0]
+    for name in INFORMERS:
+        xs, ys = series(name, "peak_rss_mb")
+        if xs:
+            ax.plot(xs, ys, **STYLE[name])
+    _log_axis(ax, "x", counts)
+    _log_axis(ax, "y")
+    ax.set_xlabel("pods in the cache")
+    ax.set_ylabel("peak RSS of the process (MB)")
+    ax.set_title("Peak memory (VmHWM)")
+    ax.grid(True, which="major", alpha=0.3)
+    ax.legend(loc="upper left", fontsize=9)
+    ax = axes[1]
+    for name in INFORMERS:
+        xs, ys = series(name, "settled_rss_per_object_bytes")
+        if xs:
+            ax.plot(xs, [y / 1024 for y in ys], **STYLE[name])
+            ax.annotate(  # the largest count's figure: the lines may lie on top of each other
+                f"{ys[-1] / 1024:.1f} KB",
+                (xs[-1], ys[-1] / 1024),
+                textcoords="offset points",
+                xytext=(6, 6 if name == "kcontrol" else -12),
+                ha="right",
+                fontsize=8,
+                color=STYLE[name]["color"],
+            )
+    _log_axis(ax, "x", counts)
+    ax.set_ylim(bottom=0)
+    ax.set_xlabel("pods in the cache")
+    ax.set_ylabel("KB of RSS per cached pod (settled)")
+    ax.set_title("Memory per cached pod")
+    ax.grid(True, which="major", alpha=0.3)
+    fig.suptitle("Informer cold sync: memory against object count")
+    fig.tight_layout(rect=(0, 0.08, 1, 1))
+    _caption(
+        fig,
+        doc,
+        "Per cached pod: (RSS after sync, a full GC and malloc_trim - the same program "
+        "synced on an empty namespace) / pods.",
+    )
+    written.append(_save(fig, out / "informer_memory.png"))
+    return written
+
+
+def plot_rollout(doc: dict[str, Any], out: Path) -> list[Path]:
+    points = doc["points"]
+    limits = [lim for lim in LIMIT_STYLE if any(p["client_limit"] == lim for p in points)]
+    deployments = sorted({p["deployments"] for p in points})
+    sizes = {p["deployments"]: p["size"] for p in points}
+    written = []
+    for key, ylabel, title, name in (
+        ("wall_seconds", "seconds until every Deployment is complete", "Rollout time",
+         "rollout_time.png"),
+        ("writes_per_rollout", "API writes per Deployment (controller's own)",
+         "API writes per rollout", "rollout_writes.png"),
+    ):  # fmt: skip
+        fig, axes = plt.subplots(1, 2, figsize=(11, 5.6))
+        for ax, phase in zip(axes, ("create", "update"), strict=True):
+            for limit in limits:
+                for impl in ("KCM", "kcontrol"):
+                    rows = sorted(
+                        (
+                            p
+                            for p in points
+                            if p["implementation"] == impl
+                            and p["client_limit"] == limit
+                            and p["phase"] == phase
+                        ),
+                        key=lambda p: p["deployments"],
+                    )
+                    if not rows:
+                        continue
+                    style = dict(STYLE[impl])
+                    label = ("kcontrol-manager" if impl == "kcontrol" else style["label"]) + (
+                        f", {LIMIT_STYLE[limit]['suffix']}"
+                    )
+                    style.update(
+                        label=label,
+                        linestyle=LIMIT_STYLE[limit]["linestyle"],
+                        fillstyle=LIMIT_STYLE[limit]["fillstyle"],
+                        markersize=7,
+                    )
+                    xs = [p["deployments"] for p in rows]
+                    ys = [p[key] for p in rows]
+                    ax.plot(xs, ys, **style)
+            _log_axis(ax, "x", deployments)
+            ax.set_xticklabels([f"{n:,}\n({sizes[n]})" for n in deployments])
+            ax.set_xlabel("Deployments (N x replicas each)")
+            ax.set_ylabel(ylabel)
+            ax.set_title(PHASE_TITLES[phase])
+            ax.set_ylim(bottom=0, top=ax.get_ylim()[1] * 1.1)
+            ax.grid(True, which="major", alpha=0.3)
+        handles, labels = axes[0].get_legend_handles_labels()
+        fig.legend(
+            handles, labels, loc="upper center", ncol=2, fontsize=9, bbox_to_anchor=(0.5, 0.93)
+        )
+        fig.suptitle(f"{title}: kcontrol-manager against kube-controller-manager (kwok cluster)")
+        fig.tight_layout(rect=(0, 0.1, 1, 0.86))
+        runs = sorted({p["runs"] for p in points})
+        measured = sorted({p["size"] for p in points if p["client_limit"] == "20:30"})
+        caption = (
+            f"Medians of {runs[0]}-{runs[-1]} runs per point"
+            + (f"; QPS 20 / burst 30 measured at {', '.join(measured)} only" if measured else "")
+            + ". "
+        )
+        if key == "writes_per_rollout":
+            caption += (
+                "Writes from the apiserver's audit log, by user agent; events included "
+                "(kcontrol dropped some at 200x5 and 1000x1: bench/results/rollout.md)."
+            )
+        else:
+            delay = doc["parameters"].get("pod_ready_delay_seconds")
+            caption += f"Pods made Ready by kwok {delay:g} s after they start." if delay else ""
+        _caption(fig, doc, caption)
+        written.append(_save(fig, out / name))
+    return written
+
+
+def _save(fig: Figure, path: Path) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--results", default=str(RESULTS_DIR), help="where the JSON files are")
+    parser.add_argument("--out", default=str(RESULTS_DIR / "plots"), help="where to write PNGs")
+    args = parser.parse_args()
+    results, out = Path(args.results), Path(args.out)
+    written: list[Path] = []
+    for suite, plot in (("informer", plot_informer), ("rollout", plot_rollout)):
+        path = results / f"{suite}.json"
+        if not path.exists():
+            print(f"no {path}: {suite} plots skipped", file=sys.stderr)
+            continue
+        written += plot(load_results(path), out)
+    for path in written:
+        print(path)
+
+
+if __name__ == "__main__":
+    main()
