@@ -60,7 +60,7 @@ What is measured per phase:
   ``ResponseComplete``), and writes are attributed by the request's user agent: KCM's
   controllers send ``kube-controller-manager/v1.36.3 (...)/deployment-controller`` and
   ``.../replicaset-controller`` (their events included: each controller's event sink uses
-  its own client), kcontrol-manager sends ``kcontrol-manager/<identity>``. Each audit event
+  its own client), kcontrol-manager ``kcontrol-manager/<identity>/<component>``. Each audit event
   falls into the phase its ``requestReceivedTimestamp`` does (a phase ends where the next
   starts: after the quiet tail). The scrape of ``apiserver_request_total`` before and after
   each phase is kept as a check: every writer's writes, which should equal the audit log's
@@ -71,12 +71,12 @@ What is measured per phase:
 
 Caveats:
 
-- The client limits are not the same thing in the two processes. kube-controller-manager
-  gives every controller its own clientset (``ClientBuilder.ClientOrDie(name)``) and so its
-  own token bucket: at QPS 20 / burst 30 the Deployment controller, the ReplicaSet
-  controller and the shared informers may each send 20 requests a second.
-  kcontrol-manager has one ``ApiClient`` (one bucket) for both controllers, their event
-  recorders and the informers: 20 requests a second in all. "Unthrottled" is QPS 10000 /
+- The client limits mean the same in both processes: kube-controller-manager gives every
+  controller its own clientset (``ClientBuilder.ClientOrDie(name)``) and so its own token
+  bucket, and so does kcontrol-manager (``ApiClient.for_component``, since 2026-11-23
+  22:15; runs before that had one bucket for everything): at QPS 20 / burst 30 the
+  Deployment controller (with its events), the ReplicaSet controller (with its events) and
+  the shared informers may each send 20 requests a second. "Unthrottled" is QPS 10000 /
   burst 10000 for KCM and ``--kube-api-qps=0`` (no limiter) for kcontrol-manager.
 - The machine has 2 cores, shared by etcd, kube-apiserver, kube-scheduler, kwok, the
   cluster's KCM, the controller under test, this script - and other people's work. Wall time

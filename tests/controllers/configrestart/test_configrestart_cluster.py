@@ -55,7 +55,7 @@ pytestmark = [pytest.mark.integration, pytest.mark.slow]
 ROOT = Path(__file__).resolve().parents[3]
 KEY_TEXT = "configrestart-test-key-0123456789abcdef"
 KEY = HmacKey(KEY_TEXT.encode())
-GRACE = 2.0
+GRACE = 5.0
 
 
 @pytest.fixture
@@ -205,7 +205,14 @@ async def _triggers(cluster: Cluster, ns: str, client: ApiClient, key_file: Path
         containers = d["spec"]["template"]["spec"]["containers"]
         containers[0]["envFrom"].append({"configMapRef": {"name": "extra"}})
         await client.update(DEPLOYMENTS, d, namespace=ns)  # rollout 4: the template changed
-        await asyncio.sleep(0.3)
+
+        # The shared Deployment informer has delivered the new reference once the Deployment
+        # controller made revision 4's ReplicaSet from it; edit the config within the grace
+        # period that follows (not before: the reference must be seen first).
+        async def revision_4() -> bool:
+            return await revisions(client, ns, "web") == 4
+
+        await poll(revision_4, within=WITHIN, message="revision 4's ReplicaSet")
         await set_data(client, CONFIGMAPS, ns, "extra", {"e": "2"})
         await wait_stored(
             client,
