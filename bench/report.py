@@ -243,16 +243,21 @@ def plot_rollout(doc: dict[str, Any], out: Path) -> list[Path]:
         fig.suptitle(f"{title}: kcontrol-manager against kube-controller-manager (kwok cluster)")
         fig.tight_layout(rect=(0, 0.1, 1, 0.86))
         runs = sorted({p["runs"] for p in points})
+        sizes = {p["size"] for p in points}
         measured = sorted({p["size"] for p in points if p["client_limit"] == "20:30"})
         caption = (
             f"Medians of {runs[0]}-{runs[-1]} runs per point"
-            + (f"; QPS 20 / burst 30 measured at {', '.join(measured)} only" if measured else "")
+            + (
+                f"; QPS 20 / burst 30 measured at {', '.join(measured)} only"
+                if measured and set(measured) != sizes
+                else ""
+            )
             + ". "
         )
         if key == "writes_per_rollout":
             caption += (
                 "Writes from the apiserver's audit log, by user agent; events included "
-                "(kcontrol dropped some at 200x5 and 1000x1: bench/results/rollout.md)."
+                "(details: bench/results/rollout.md)."
             )
         else:
             delay = doc["parameters"].get("pod_ready_delay_seconds")
