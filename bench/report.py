@@ -243,13 +243,13 @@ def plot_rollout(doc: dict[str, Any], out: Path) -> list[Path]:
         fig.suptitle(f"{title}: kcontrol-manager against kube-controller-manager (kwok cluster)")
         fig.tight_layout(rect=(0, 0.1, 1, 0.86))
         runs = sorted({p["runs"] for p in points})
-        sizes = {p["size"] for p in points}
+        all_sizes = {p["size"] for p in points}
         measured = sorted({p["size"] for p in points if p["client_limit"] == "20:30"})
         caption = (
             f"Medians of {runs[0]}-{runs[-1]} runs per point"
             + (
                 f"; QPS 20 / burst 30 measured at {', '.join(measured)} only"
-                if measured and set(measured) != sizes
+                if measured and set(measured) != all_sizes
                 else ""
             )
             + ". "
