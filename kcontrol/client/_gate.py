@@ -2,10 +2,12 @@
 
 A leader that lost its lease must not write after its successor has started. Cancelling its
 work is not enough on its own: a write may be waiting on the client-side rate limiter, or on
-a ``Retry-After``, when the lease runs out, and would go out afterwards. So the client itself
-asks a :data:`WriteGate` before it sends each POST, PUT, PATCH or DELETE - after those waits,
-with no ``await`` between the check and the send - and raises
-:class:`~kcontrol.errors.WriteRefused` instead of sending when the gate is closed.
+a ``Retry-After``, or in the middle of opening its connection, when the lease runs out, and
+would go out afterwards. So the client itself asks a :data:`WriteGate` before it sends each
+POST, PUT, PATCH or DELETE - after those waits, and again once the connection is ready,
+right before the request is written - and raises :class:`~kcontrol.errors.WriteRefused`
+instead of sending when the gate is closed. (A process stopped between that last check and
+the write itself, a window of one event-loop step, can still send late.)
 
 kcontrol-manager gives its controllers a client gated on the leader elector's local lease
 check (:meth:`kcontrol.leaderelection.LeaderElector.holds_lease`), which turns false at the
@@ -23,9 +25,10 @@ __all__ = ["MUTATING_METHODS", "WriteGate", "check_write"]
 WriteGate = Callable[[], bool]
 """``gate() -> bool``: may a mutating request be sent now?
 
-Called right before each attempt of every POST, PUT, PATCH and DELETE of a gated client
-(never for reads or watches). It must be cheap and synchronous and must not raise: a local
-check such as "the lease was renewed less than the renew deadline ago".
+Called before each attempt of every POST, PUT, PATCH and DELETE of a gated client, and
+again once its connection is ready (never for reads or watches). It must be cheap and
+synchronous and must not raise: a local check such as "the lease was renewed less than the
+renew deadline ago".
 """
 
 MUTATING_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})

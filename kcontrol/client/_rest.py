@@ -97,8 +97,9 @@ class ApiClient:
         """This client, with writes that first pass ``gate`` (see :mod:`kcontrol.client._gate`).
 
         Before every attempt of a create, update, update_status, patch or delete - after
-        the rate limiter's wait and any ``Retry-After`` wait, right before it is sent - the
-        returned client calls ``gate()``; when it returns false the request is not sent and
+        the rate limiter's wait and any ``Retry-After`` wait, and again once the attempt's
+        connection is ready, right before it is written - the returned client calls
+        ``gate()``; when it returns false the request is not sent and
         :class:`~kcontrol.errors.WriteRefused` (naming ``name``, e.g. the lease) is raised.
         Reads and watches are never gated. A gate set earlier on this client is replaced.
 

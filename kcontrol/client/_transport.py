@@ -15,21 +15,25 @@ counted in the ``rest_client_*`` metrics, and has its failures mapped, once, her
   rather than returned to the pool.
 
 A request may carry a ``before_send`` check (the write gate of
-:meth:`~kcontrol.client.ApiClient.with_write_gate`): it runs right before each attempt is
-sent, after the rate limiter's wait, and whatever it raises stops the request unsent.
+:meth:`~kcontrol.client.ApiClient.with_write_gate`): it runs before each attempt, after the
+rate limiter's wait, and again once the attempt's connection is ready, right before the
+request is written; whatever it raises stops the request unsent.
 """
 
 from __future__ import annotations
 
 import asyncio
 import copy
+import functools
 import ssl
 from collections.abc import Awaitable, Callable
+from contextvars import ContextVar
 from typing import Any, NamedTuple, TypeVar
 from urllib.parse import urlsplit
 
 import aiohttp
 import orjson
+from aiohttp.connector import Connection
 from prometheus_client import CollectorRegistry
 
 from kcontrol.client._config import ClientConfig
@@ -63,6 +67,22 @@ class _Refusal(NamedTuple):
     retry_after: str | None
 
 
+_LAST_CHECK: ContextVar[Callable[[], None] | None] = ContextVar("kcontrol_last_check", default=None)
+"""The ``before_send`` check of the request this task is sending, for :class:`_CheckedRequest`."""
+
+
+class _CheckedRequest(aiohttp.ClientRequest):
+    """A request that runs its sender's last check (:data:`_LAST_CHECK`) once its connection
+    is ready and before anything of it is written; what the check raises propagates, and
+    aiohttp closes the connection unused."""
+
+    async def send(self, conn: Connection) -> aiohttp.ClientResponse:
+        check = _LAST_CHECK.get()
+        if check is not None:
+            check()
+        return await super().send(conn)
+
+
 class _Pool:
     """The ``aiohttp.ClientSession`` of a transport and of every transport derived from it."""
 
@@ -81,7 +101,9 @@ class _Pool:
                 limit=0, ssl=self._ssl if self._ssl is not None else True
             )
             self._session = aiohttp.ClientSession(
-                connector=connector, timeout=aiohttp.ClientTimeout(total=None)
+                connector=connector,
+                timeout=aiohttp.ClientTimeout(total=None),
+                request_class=_CheckedRequest,
             )
         return self._session
 
@@ -255,10 +277,16 @@ class Transport:
         session = self.session()
         headers = await self._prepare(method, content_type)
         if before_send is not None:
-            before_send(method, path)  # nothing awaited from here until the request is sent
+            before_send(method, path)  # refuse before connecting, when it is known already
         url = self._base + path
         start = self._clock.now()
         code: int | None = None
+        # ... and ask again once the connection is ready, right before the request is
+        # written (_CheckedRequest): connecting awaits (TCP, TLS), and a process paused
+        # meanwhile (SIGSTOP) must not send, once resumed, what its gate closed on since.
+        check = _LAST_CHECK.set(
+            functools.partial(before_send, method, path) if before_send is not None else None
+        )
         try:
             async with asyncio.timeout(self._timeout):
                 async with session.request(
@@ -280,6 +308,7 @@ class Transport:
             code = None
             raise _connection_error(method, path, e) from e
         finally:
+            _LAST_CHECK.reset(check)
             self._metrics.observe_request(method, self._host, code, self._clock.now() - start)
         return data if 200 <= status < 300 else _Refusal(status, data, retry_after)
 

@@ -126,6 +126,30 @@ async def test_the_gate_is_checked_after_the_rate_limiter_wait(
     assert [r.json()["metadata"]["name"] for r in api.requests] == ["first"]
 
 
+class ClosesWhileConnecting(Gate):
+    """Open when first asked (before connecting), closed from then on: the lease ran out
+    while the connection was being made - say, the process was paused (SIGSTOP) in the TLS
+    handshake."""
+
+    def __call__(self) -> bool:
+        self.asked += 1
+        return self.asked == 1
+
+
+async def test_the_gate_is_asked_again_once_the_connection_is_ready(
+    api: FakeApiServer, client: ApiClient
+) -> None:
+    gate = ClosesWhileConnecting()
+    gated = client.with_write_gate(gate, name="lease")
+    with pytest.raises(WriteRefused):
+        await gated.create(PODS, pod("late"))
+    assert gate.asked == 2
+    assert api.requests == []  # nothing was written on the connection
+    # The connection was closed, not returned to the pool half-used: the client goes on.
+    assert await client.create(PODS, pod("next")) is not None
+    assert [r.json()["metadata"]["name"] for r in api.requests] == ["next"]
+
+
 async def test_the_gate_is_checked_again_before_a_retry(
     api: FakeApiServer, registry: CollectorRegistry
 ) -> None:
