@@ -16,20 +16,17 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import signal
-import socket
-import subprocess
 import sys
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, fields
 from datetime import datetime
 from pathlib import Path
-from typing import Any
 
 from kcontrol.client import PODS, REPLICASETS, ApiClient, ListOptions, Object, Resource
 from kcontrol.manager import ManagerOptions
 from kcontrol.testing.cluster import Cluster
 from tests.controllers.cluster_helpers import active, is_ready
+from tests.processes import LoggedProcess, free_port
 
 WRITE_VERBS = frozenset({"create", "update", "patch", "delete", "deletecollection"})
 
@@ -362,13 +359,6 @@ def _controller_uid(obj: Object) -> str | None:
 # -- kcontrol-manager processes ------------------------------------------------------------------
 
 
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
 LEASE_DURATION, RENEW_DEADLINE, RETRY_PERIOD = 4.0, 3.0, 0.5
 
 NO_SECURE_SERVING: dict[str, int] = (
@@ -379,7 +369,7 @@ port that two managers on one machine cannot share): the tests read the plain HT
 ``--metrics-port`` instead."""
 
 
-class ManagerProcess:
+class ManagerProcess(LoggedProcess):
     """``kcontrol-manager`` with the deployment and replicaset controllers, electing on the
     Lease ``namespace/lease`` as ``identity``, in its own session, logging JSON lines to
     ``<log_dir>/<identity>.log``."""
@@ -388,65 +378,34 @@ class ManagerProcess:
         self, cluster: Cluster, namespace: str, lease: str, identity: str, log_dir: Path
     ) -> None:
         self.identity = identity
-        self.port = _free_port()
-        self.log_path = log_dir / f"{identity}.log"
-        executable = Path(sys.executable).parent / "kcontrol-manager"
-        self.argv = [
-            str(executable),
-            f"--kubeconfig={cluster.kubeconfig_path}",
-            "--controllers=deployment-controller,replicaset-controller",
-            "--leader-elect=true",
-            f"--leader-elect-lease-duration={LEASE_DURATION:g}s",
-            f"--leader-elect-renew-deadline={RENEW_DEADLINE:g}s",
-            f"--leader-elect-retry-period={RETRY_PERIOD * 1000:g}ms",
-            f"--leader-elect-resource-namespace={namespace}",
-            f"--leader-elect-resource-name={lease}",
-            f"--leader-elect-identity={identity}",
-            "--bind-address=127.0.0.1",
-            f"--metrics-port={self.port}",
-            *(f"--{name.replace('_', '-')}={value}" for name, value in NO_SECURE_SERVING.items()),
-            "--log-format=json",
-            "-v=2",
-        ]
-        with self.log_path.open("wb") as log:
-            self.popen = subprocess.Popen(
-                self.argv,
-                stdin=subprocess.DEVNULL,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-            )
+        self.port = free_port()
+        super().__init__(
+            [
+                str(Path(sys.executable).parent / "kcontrol-manager"),
+                f"--kubeconfig={cluster.kubeconfig_path}",
+                "--controllers=deployment-controller,replicaset-controller",
+                "--leader-elect=true",
+                f"--leader-elect-lease-duration={LEASE_DURATION:g}s",
+                f"--leader-elect-renew-deadline={RENEW_DEADLINE:g}s",
+                f"--leader-elect-retry-period={RETRY_PERIOD * 1000:g}ms",
+                f"--leader-elect-resource-namespace={namespace}",
+                f"--leader-elect-resource-name={lease}",
+                f"--leader-elect-identity={identity}",
+                "--bind-address=127.0.0.1",
+                f"--metrics-port={self.port}",
+                *(
+                    f"--{name.replace('_', '-')}={value}"
+                    for name, value in NO_SECURE_SERVING.items()
+                ),
+                "--log-format=json",
+                "-v=2",
+            ],
+            log_dir / f"{identity}.log",
+        )
 
     @property
     def user_agent(self) -> str:
         return kcontrol_agent(self.identity)
-
-    def signal(self, signum: int) -> None:
-        self.popen.send_signal(signum)
-
-    async def wait(self, within: float) -> int:
-        """The exit status (negative: killed by that signal) once it exits."""
-        return await asyncio.to_thread(self.popen.wait, within)
-
-    def running(self) -> bool:
-        return self.popen.poll() is None
-
-    def log(self) -> str:
-        return self.log_path.read_text(errors="replace")
-
-    def log_events(self) -> list[dict[str, Any]]:
-        events = []
-        for line in self.log().splitlines():
-            with contextlib.suppress(ValueError):
-                events.append(json.loads(line))
-        return events
-
-    def stop(self) -> None:
-        """SIGKILL if still running (clean-up), resuming it first if it was stopped."""
-        if self.popen.poll() is None:
-            self.popen.send_signal(signal.SIGCONT)
-            self.popen.kill()
-            self.popen.wait(10)
 
 
 @contextlib.contextmanager

@@ -3,10 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import json
-import signal
-import socket
-import subprocess
 import sys
 import time
 from collections.abc import Awaitable, Callable
@@ -19,17 +15,11 @@ from examples.configmap_annotator import ANNOTATION
 from kcontrol.client import CONFIGMAPS, LEASES, ApiClient, load_config
 from kcontrol.errors import NotFound
 from kcontrol.testing.envtest import ControlPlane
+from tests.processes import LoggedProcess, free_port
 
 T = TypeVar("T")
 
 LABELS = {"kcontrol.example/annotate": "true"}
-
-
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 async def admin_client(plane: ControlPlane) -> ApiClient:
@@ -103,7 +93,7 @@ RENEW_DEADLINE = 3.0
 RETRY_PERIOD = 0.5
 
 
-class ManagerProcess:
+class ManagerProcess(LoggedProcess):
     """``python -m examples.configmap_annotator`` (kcontrol-manager with the example
     controller) in its own session, logging JSON lines to a file."""
 
@@ -112,60 +102,23 @@ class ManagerProcess:
     ) -> None:
         self.identity = identity
         self.port = free_port()
-        self.log_path = log_dir / f"{identity}.log"
-        self.argv = [
-            sys.executable,
-            "-m",
-            "examples.configmap_annotator",
-            f"--kubeconfig={plane.kubeconfig_path}",
-            f"--leader-elect-lease-duration={LEASE_DURATION:g}s",
-            f"--leader-elect-renew-deadline={RENEW_DEADLINE:g}s",
-            f"--leader-elect-retry-period={RETRY_PERIOD * 1000:g}ms",
-            f"--leader-elect-resource-namespace={namespace}",
-            f"--leader-elect-resource-name={lease}",
-            f"--leader-elect-identity={identity}",
-            "--bind-address=127.0.0.1",
-            f"--metrics-port={self.port}",
-            "--secure-port=0",  # several run at once; the secure port has its own tests
-            "--log-format=json",
-            "-v=4",
-        ]
-        with self.log_path.open("wb") as log:
-            self.popen = subprocess.Popen(
-                self.argv,
-                stdin=subprocess.DEVNULL,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-                cwd=str(Path(__file__).resolve().parents[2]),
-            )
-
-    def signal(self, signum: int) -> None:
-        self.popen.send_signal(signum)
-
-    async def wait(self, within: float) -> int:
-        """The exit status (negative: killed by that signal) once it exits."""
-        code = await asyncio.to_thread(self.popen.wait, within)
-        return code
-
-    def running(self) -> bool:
-        return self.popen.poll() is None
-
-    def log(self) -> str:
-        return self.log_path.read_text(errors="replace")
-
-    def log_events(self) -> list[dict[str, Any]]:
-        events = []
-        for line in self.log().splitlines():
-            try:
-                events.append(json.loads(line))
-            except ValueError:
-                continue
-        return events
-
-    def stop(self) -> None:
-        """SIGKILL if still running (test clean-up)."""
-        if self.popen.poll() is None:
-            self.popen.send_signal(signal.SIGCONT)
-            self.popen.kill()
-            self.popen.wait(10)
+        super().__init__(
+            [
+                sys.executable,
+                "-m",
+                "examples.configmap_annotator",
+                f"--kubeconfig={plane.kubeconfig_path}",
+                f"--leader-elect-lease-duration={LEASE_DURATION:g}s",
+                f"--leader-elect-renew-deadline={RENEW_DEADLINE:g}s",
+                f"--leader-elect-retry-period={RETRY_PERIOD * 1000:g}ms",
+                f"--leader-elect-resource-namespace={namespace}",
+                f"--leader-elect-resource-name={lease}",
+                f"--leader-elect-identity={identity}",
+                "--bind-address=127.0.0.1",
+                f"--metrics-port={self.port}",
+                "--secure-port=0",  # several run at once; the secure port has its own tests
+                "--log-format=json",
+                "-v=4",
+            ],
+            log_dir / f"{identity}.log",
+        )

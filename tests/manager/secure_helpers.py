@@ -26,7 +26,7 @@ from cryptography.hazmat.primitives.asymmetric import ec, padding, rsa
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
 from kcontrol.testing.envtest import ControlPlane
-from tests.manager.manager_helpers import free_port
+from tests.processes import LoggedProcess, free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 DEPLOY = ROOT / "deploy"
@@ -208,7 +208,7 @@ class ClientCA:
         return cert_file, key_file
 
 
-class SecureManager:
+class SecureManager(LoggedProcess):
     """``kcontrol-manager`` (no controllers, no leader election) serving HTTPS on a free port
     with its self-signed certificate in ``directory/certs``, logging JSON at ``-v=10`` (every
     line of every library) to ``directory/manager.log``."""
@@ -217,28 +217,21 @@ class SecureManager:
         self.port = free_port()
         directory.mkdir(parents=True, exist_ok=True)
         self.cert_dir = directory / "certs"
-        self.log_path = directory / f"manager-{self.port}.log"
-        self.argv = [
-            str(Path(sys.executable).with_name("kcontrol-manager")),
-            f"--kubeconfig={plane.kubeconfig_path}",
-            "--controllers=",
-            "--leader-elect=false",
-            "--bind-address=127.0.0.1",
-            f"--secure-port={self.port}",
-            f"--cert-dir={self.cert_dir}",
-            "--log-format=json",
-            "-v=10",
-            *extra,
-        ]
-        with self.log_path.open("wb") as log:
-            self.popen = subprocess.Popen(
-                self.argv,
-                stdin=subprocess.DEVNULL,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-                cwd=str(ROOT),
-            )
+        super().__init__(
+            [
+                str(Path(sys.executable).with_name("kcontrol-manager")),
+                f"--kubeconfig={plane.kubeconfig_path}",
+                "--controllers=",
+                "--leader-elect=false",
+                "--bind-address=127.0.0.1",
+                f"--secure-port={self.port}",
+                f"--cert-dir={self.cert_dir}",
+                "--log-format=json",
+                "-v=10",
+                *extra,
+            ],
+            directory / f"manager-{self.port}.log",
+        )
 
     @property
     def cert_file(self) -> Path:
@@ -267,24 +260,8 @@ class SecureManager:
             await asyncio.sleep(0.2)
         raise AssertionError(f"kcontrol-manager not ready ({last}):\n{self.log()[-3000:]}")
 
-    def log(self) -> str:
-        return self.log_path.read_text(errors="replace")
-
-    def log_events(self) -> list[dict[str, Any]]:
-        events = []
-        for line in self.log().splitlines():
-            try:
-                event = json.loads(line)
-            except ValueError:
-                continue
-            if isinstance(event, dict):
-                events.append(event)
-        return events
-
-    async def wait(self, within: float) -> int:
-        return await asyncio.to_thread(self.popen.wait, within)
-
     def stop(self) -> None:
+        """SIGTERM, then SIGKILL if it has not exited within 30 s."""
         if self.popen.poll() is None:
             self.popen.send_signal(signal.SIGTERM)
             try:

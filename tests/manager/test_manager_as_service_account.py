@@ -43,8 +43,8 @@ from tests.controllers.cluster_helpers import (
     wait_complete,
 )
 from tests.integration.helpers import new_client, poll
-from tests.manager.manager_helpers import free_port
 from tests.manager.secure_helpers import https_get, trusting
+from tests.processes import LoggedProcess, free_port
 
 pytestmark = pytest.mark.slow
 
@@ -133,7 +133,7 @@ def deployed_args() -> list[str]:
     raise AssertionError("no Deployment in deploy/deployment.yaml")
 
 
-class ManagerAsServiceAccount:
+class ManagerAsServiceAccount(LoggedProcess):
     """``kcontrol-manager`` with deploy/'s arguments, but the given kubeconfig, a loopback
     address, a free secure port and its own certificate directory; JSON log in a file."""
 
@@ -141,45 +141,30 @@ class ManagerAsServiceAccount:
         self.identity = f"sa-test-{uuid.uuid4().hex[:6]}"
         self.port = free_port()
         self.cert_file = directory / "certs" / "kcontrol-manager.crt"
-        self.log_path = directory / "manager.log"
         local = ("--bind-address", "--secure-port", "--kubeconfig")
         args = [arg for arg in deployed_args() if not arg.startswith(local)]
-        self.argv = [
-            str(Path(sys.executable).with_name("kcontrol-manager")),
-            f"--kubeconfig={kubeconfig}",
-            *args,
-            f"--leader-elect-identity={self.identity}",
-            "--bind-address=127.0.0.1",
-            f"--secure-port={self.port}",
-            f"--cert-dir={directory / 'certs'}",
-        ]
-        with self.log_path.open("wb") as log:
-            self.popen = subprocess.Popen(
-                self.argv,
-                stdin=subprocess.DEVNULL,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-                cwd=str(directory),
-                env={"PATH": "/usr/bin:/bin", "PYTHONDONTWRITEBYTECODE": "1"},
-            )
+        super().__init__(
+            [
+                str(Path(sys.executable).with_name("kcontrol-manager")),
+                f"--kubeconfig={kubeconfig}",
+                *args,
+                f"--leader-elect-identity={self.identity}",
+                "--bind-address=127.0.0.1",
+                f"--secure-port={self.port}",
+                f"--cert-dir={directory / 'certs'}",
+            ],
+            directory / "manager.log",
+            cwd=directory,
+            env={"PATH": "/usr/bin:/bin", "PYTHONDONTWRITEBYTECODE": "1"},
+        )
 
     def context(self) -> ssl.SSLContext:
         return trusting(self.cert_file)
-
-    def log(self) -> str:
-        return self.log_path.read_text(errors="replace")
 
     def alive(self) -> bool:
         if self.popen.poll() is not None:
             raise AssertionError(f"kcontrol-manager exited {self.popen.returncode}:\n{self.log()}")
         return True
-
-    def kill(self) -> None:
-        """Clean-up: SIGKILL if still running."""
-        if self.popen.poll() is None:
-            self.popen.kill()
-            self.popen.wait(10)
 
 
 @contextlib.contextmanager
@@ -188,7 +173,7 @@ def running(kubeconfig: Path, directory: Path) -> Iterator[ManagerAsServiceAccou
     try:
         yield manager
     finally:
-        manager.kill()
+        manager.stop()
 
 
 async def lease_holder(client: ApiClient) -> str:

@@ -14,8 +14,6 @@ import base64
 import json
 import logging
 import os
-import signal
-import subprocess
 import sys
 import urllib.request
 from pathlib import Path
@@ -48,7 +46,7 @@ from tests.controllers.cluster_helpers import (
     wait_complete,
 )
 from tests.integration.helpers import poll
-from tests.manager.manager_helpers import free_port
+from tests.processes import LoggedProcess, free_port
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
@@ -56,6 +54,9 @@ ROOT = Path(__file__).resolve().parents[3]
 KEY_TEXT = "configrestart-test-key-0123456789abcdef"
 KEY = HmacKey(KEY_TEXT.encode())
 GRACE = 5.0
+FAULT_GRACE = 10.0
+"""The fault-10 process's grace period: long enough that the kill (about 1 s after the
+rotation) always lands inside it, however slow the machine."""
 
 
 @pytest.fixture
@@ -244,46 +245,35 @@ async def _triggers(cluster: Cluster, ns: str, client: ApiClient, key_file: Path
 # -- fault 10: a Secret rotated twice within the grace period, the controller killed between --
 
 
-class Process:
+class Process(LoggedProcess):
     """``kcontrol-manager`` running configrestart and the two rollout controllers."""
 
     def __init__(self, cluster: Cluster, key_file: Path, log_path: Path) -> None:
         self.port = free_port()
-        self.log_path = log_path
-        argv = [
-            str(Path(sys.executable).parent / "kcontrol-manager"),
-            f"--kubeconfig={cluster.kubeconfig_path}",
-            "--controllers=configrestart,deployment-controller,replicaset-controller",
-            "--leader-elect=false",
-            "--secure-port=0",
-            "--bind-address=127.0.0.1",
-            f"--metrics-port={self.port}",
-            f"--configrestart-hmac-key-file={key_file}",
-            "--configrestart-grace-period=3s",
-            "--configrestart-check-period=200ms",
-            "--kube-api-qps=0",
-            "--log-format=json",
-            "-v=4",
-        ]
-        with log_path.open("ab") as log:
-            self.popen = subprocess.Popen(
-                argv,
-                stdin=subprocess.DEVNULL,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-                cwd=str(ROOT),
-                env={**os.environ, "PYTHONUNBUFFERED": "1"},
-            )
+        super().__init__(
+            [
+                str(Path(sys.executable).parent / "kcontrol-manager"),
+                f"--kubeconfig={cluster.kubeconfig_path}",
+                "--controllers=configrestart,deployment-controller,replicaset-controller",
+                "--leader-elect=false",
+                "--secure-port=0",
+                "--bind-address=127.0.0.1",
+                f"--metrics-port={self.port}",
+                f"--configrestart-hmac-key-file={key_file}",
+                f"--configrestart-grace-period={FAULT_GRACE:g}s",
+                "--configrestart-check-period=200ms",
+                "--kube-api-qps=0",
+                "--log-format=json",
+                "-v=4",
+            ],
+            log_path,
+            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+            append=True,
+        )
 
     def metrics(self) -> str:
         with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/metrics", timeout=5) as r:
             return r.read().decode()  # type: ignore[no-any-return]
-
-    def kill(self) -> None:
-        if self.popen.poll() is None:
-            self.popen.send_signal(signal.SIGKILL)
-            self.popen.wait(10)
 
 
 async def test_secret_rotated_twice_with_the_controller_killed_between(
@@ -303,9 +293,9 @@ async def test_secret_rotated_twice_with_the_controller_killed_between(
         assert await revisions(client, ns, "web") == 1
 
         await set_data(client, SECRETS, ns, "db", secret("db", canaries[1])["data"])
-        await asyncio.sleep(1.0)  # the change is waiting out its 3 s grace period
+        await asyncio.sleep(1.0)  # the change is waiting out its grace period
         metrics_seen.append(await asyncio.to_thread(first.metrics))
-        first.kill()
+        first.stop()
         await set_data(client, SECRETS, ns, "db", secret("db", canaries[2])["data"])
         assert await revisions(client, ns, "web") == 1, "nothing restarted before the kill"
 
@@ -315,9 +305,9 @@ async def test_secret_rotated_twice_with_the_controller_killed_between(
         assert await revisions(client, ns, "web") == 2, "exactly one restart, after the kill"
         metrics_seen.append(await asyncio.to_thread(second.metrics))
     finally:
-        first.kill()
+        first.stop()
         if second is not None:
-            second.kill()
+            second.stop()
         print(log_path.read_text(errors="replace")[-20000:])  # shown if the test fails
 
     log = log_path.read_text(errors="replace")
