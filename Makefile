@@ -7,7 +7,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 PYTEST_ARGS ?=
 
-.PHONY: all test run lint format typecheck assets bench-assets bench venv clean
+.PHONY: all test run lint format typecheck assets tools bench-assets bench venv clean
 
 all: test
 
@@ -37,8 +37,16 @@ format: venv
 	$(BIN)/ruff format .
 	$(BIN)/ruff check --fix .
 
+# System tools the tests use that pip cannot install: tmux drives the rollout view's terminal
+# tests (tests/rollout). Installed from the distribution's packages when missing and this is
+# a root shell with apt-get; otherwise those tests are skipped, and this says so.
+tools:
+	@command -v tmux >/dev/null 2>&1 || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 \
+		&& apt-get update -qq && apt-get install -y -qq tmux >/dev/null; } \
+		|| echo "tmux is not installed: tests/rollout's terminal tests will be skipped"
+
 # Asyncio debug mode: slow callbacks are logged and never-retrieved task exceptions surface.
-test: venv assets lint typecheck
+test: venv assets tools lint typecheck
 	PYTHONASYNCIODEBUG=1 $(BIN)/pytest -q $(PYTEST_ARGS)
 
 # kcontrol-manager against $(KUBECONFIG) when given, else against a built-in local cluster
