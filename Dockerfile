@@ -22,7 +22,8 @@ COPY pyproject.toml README.md ./
 COPY kcontrol ./kcontrol
 COPY controllers ./controllers
 # --only-binary: a dependency without a wheel fails the build here rather than needing a
-# compiler (kcontrol itself, the source tree, is still built into a wheel by hatchling).
+# compiler (kcontrol itself, the source tree, is still built into a wheel by hatchling; the
+# wheel installs controllers/ as the package kcontrol_controllers).
 RUN /opt/kcontrol/bin/pip install --only-binary=:all: . \
     && /opt/kcontrol/bin/kcontrol-manager --version
 

@@ -1,8 +1,9 @@
 """Architecture rules, enforced: the layering of CONVENTIONS.md item 10.
 
-controllers -> kcontrol toolkit (controller, events, leaderelection, manager)
+kcontrol_controllers -> kcontrol toolkit (controller, events, leaderelection, manager)
             -> kcontrol.informers -> kcontrol.workqueue / kcontrol.client / kcontrol.labels
-and nothing in kcontrol imports ``controllers``.
+and nothing in kcontrol imports ``kcontrol_controllers`` (the directory controllers/, installed
+under that name; see tests/test_packaging.py).
 """
 
 from __future__ import annotations
@@ -22,18 +23,23 @@ LAYERS: dict[str, int] = {
     "kcontrol.logging": 0,
     "kcontrol._registry": 0,
     "kcontrol._gc": 0,
+    "kcontrol.retry": 0,
     "kcontrol.labels": 1,
     "kcontrol.workqueue": 1,
     "kcontrol.client": 1,
+    "kcontrol.discovery": 2,
     "kcontrol.informers": 2,
     "kcontrol.controller": 3,
+    "kcontrol.controllerutil": 3,
     "kcontrol.events": 3,
     "kcontrol.leaderelection": 3,
     "kcontrol.manager": 4,
-    "kcontrol.testing": 5,
+    # The operator layer: controller-runtime's builder, predicates and handlers on the manager.
+    "kcontrol.builder": 5,
+    "kcontrol.testing": 6,
     # The rollout view sits on the informers; its local mode (make run) starts a test Cluster.
-    "kcontrol.rollout": 5,
-    "controllers": 6,
+    "kcontrol.rollout": 6,
+    "kcontrol_controllers": 7,
 }
 
 
@@ -51,6 +57,8 @@ def _layer_of(module: str) -> tuple[str, int] | None:
 
 def _module_name(path: Path) -> str:
     parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    if parts[0] == "controllers":  # the directory controllers/ is the package kcontrol_controllers
+        parts[0] = "kcontrol_controllers"
     if parts[-1] == "__init__":
         parts.pop()
     return ".".join(parts)
@@ -87,6 +95,6 @@ def test_kcontrol_never_imports_controllers() -> None:
         f"{_module_name(p)} -> {name}"
         for p in (ROOT / "kcontrol").rglob("*.py")
         for name in _imports(p)
-        if name == "controllers" or name.startswith("controllers.")
+        if name.split(".")[0] in ("kcontrol_controllers", "controllers")
     ]
     assert offenders == []

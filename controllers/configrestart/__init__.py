@@ -9,7 +9,7 @@ patch setting a timestamp annotation in the pod template - when one of them chan
 wait a grace period, so several in a row restart once.
 
 Run by ``kcontrol-manager --controllers=configrestart`` (off under ``*``) with
-``--configrestart-hmac-key-file`` (required); see ``README.md`` in this directory.
+``--configrestart-hmac-key-file`` (required); see ``docs/controllers/configrestart.md``.
 
 Layout, one topic per module: ``_names`` (annotations, kinds, keys), ``_references`` (which
 configs a pod template uses), ``_checksums`` (HMAC key, canonical data, the Secret
@@ -18,16 +18,16 @@ compaction), ``_plan`` (what to write on a workload, the patch), ``_metrics``,
 ``_controller`` (informers, handlers, change loop, sync), ``_factory`` (flags, :data:`SPEC`).
 """
 
-from controllers.configrestart._catalog import Catalog
-from controllers.configrestart._changes import Change, ChangeQueue
-from controllers.configrestart._checksums import CHECKSUM_FIELD, HmacKey
-from controllers.configrestart._controller import (
+from ._catalog import Catalog
+from ._changes import Change, ChangeQueue
+from ._checksums import CHECKSUM_FIELD, HmacKey
+from ._controller import (
     NAME,
     QUEUE_NAME,
     RESTART_REASON,
     ConfigRestartController,
 )
-from controllers.configrestart._factory import (
+from ._factory import (
     CHECK_PERIOD,
     GRACE_PERIOD,
     HMAC_KEY_FILE,
@@ -35,7 +35,7 @@ from controllers.configrestart._factory import (
     SPEC,
     new_controller,
 )
-from controllers.configrestart._names import (
+from ._names import (
     DAEMONSETS,
     ENABLED,
     KCONTROL,
@@ -43,8 +43,8 @@ from controllers.configrestart._names import (
     XING,
     AnnotationFamily,
 )
-from controllers.configrestart._plan import Plan, plan
-from controllers.configrestart._references import referenced_configs
+from ._plan import Plan, plan
+from ._references import referenced_configs
 
 __all__ = [
     "CHECKSUM_FIELD",

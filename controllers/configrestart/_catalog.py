@@ -9,7 +9,7 @@ that opts in later finds its configs already known.
 Per workload it keeps the configs its pod template references, the checksums its annotation
 holds (*stored*), and a *baseline* for each referenced config the annotation has no checksum
 for: the config's checksum when the reference was first seen (or, for a config not seen yet,
-when it first appeared). :func:`~controllers.configrestart._plan.plan` compares the current
+when it first appeared). :func:`~kcontrol_controllers.configrestart._plan.plan` compares the current
 checksum with the baseline to decide that a config newly referenced changed again before its
 checksum was stored - xing's "change counter > 1" rule, made exact (an edit back to the same
 data restarts nothing) and independent of the order in which changes are processed (xing's
@@ -26,7 +26,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from controllers.configrestart._names import WORKLOAD_KINDS, split_key
+from ._names import WORKLOAD_KINDS, split_key
 
 __all__ = ["Catalog", "WorkloadEntry"]
 

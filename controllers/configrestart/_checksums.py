@@ -10,7 +10,7 @@ password) could be brute-forced offline from it, a keyed one cannot without the 
 The key id (8 hex digits, itself an HMAC of a constant) says which key made a checksum: a
 stored checksum from another key, or from xing's controller (16 hex digits of an unkeyed
 SHA-256), is *foreign*, and is replaced without a restart (see
-:mod:`controllers.configrestart._plan`) - so rotating the key, or switching from xing's
+:mod:`kcontrol_controllers.configrestart._plan`) - so rotating the key, or switching from xing's
 controller, restarts nothing by itself.
 
 Secrets are read only to be hashed: :meth:`HmacKey.secret_transform` is the transform of the

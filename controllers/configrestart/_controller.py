@@ -1,7 +1,8 @@
 """The config-restart controller: informers, event handlers, the change loop, the sync.
 
-Event handlers only update the :class:`~controllers.configrestart._catalog.Catalog` and record
-*changes* (:class:`~controllers.configrestart._changes.ChangeQueue`); they never block. Every
+Event handlers only update the
+:class:`~kcontrol_controllers.configrestart._catalog.Catalog` and record *changes*
+(:class:`~kcontrol_controllers.configrestart._changes.ChangeQueue`); they never block. Every
 check period the change loop takes the changes older than the grace period and queues the
 workloads they affect; the runner's workers sync those one key at a time (a key is never
 synced twice at once), with a timeout and rate-limited retries.
@@ -24,7 +25,7 @@ from the config's current one and restarts then.
 Secrets come through an informer of the controller's own - not the shared factory's, so no
 other controller ever gets a cache without secret data, and none of the factory's caches ever
 holds it - whose transform replaces their data with its keyed checksum
-(:meth:`~controllers.configrestart._checksums.HmacKey.secret_transform`). Logs and events
+(:meth:`~kcontrol_controllers.configrestart._checksums.HmacKey.secret_transform`). Logs and events
 name configs by namespace and name, never their content.
 """
 
@@ -37,18 +38,6 @@ from typing import Any, Final
 
 from prometheus_client import CollectorRegistry
 
-from controllers.configrestart._catalog import Catalog
-from controllers.configrestart._changes import ChangeQueue
-from controllers.configrestart._checksums import HmacKey, secret_checksum
-from controllers.configrestart._metrics import ConfigRestartMetrics
-from controllers.configrestart._names import (
-    WORKLOAD_KINDS,
-    family_of,
-    make_key,
-    split_key,
-)
-from controllers.configrestart._plan import patch_body, plan, stored_checksums
-from controllers.configrestart._references import referenced_configs, template_of
 from kcontrol.client import CONFIGMAPS, SECRETS, Client, Object
 from kcontrol.clock import Clock, RealClock
 from kcontrol.controller import Controller, ControllerOptions
@@ -62,6 +51,19 @@ from kcontrol.informers import (
     SharedInformerFactory,
 )
 from kcontrol.logging import get_logger
+
+from ._catalog import Catalog
+from ._changes import ChangeQueue
+from ._checksums import HmacKey, secret_checksum
+from ._metrics import ConfigRestartMetrics
+from ._names import (
+    WORKLOAD_KINDS,
+    family_of,
+    make_key,
+    split_key,
+)
+from ._plan import patch_body, plan, stored_checksums
+from ._references import referenced_configs, template_of
 
 __all__ = ["NAME", "QUEUE_NAME", "RESTART_REASON", "ConfigRestartController"]
 
@@ -94,7 +96,7 @@ def _key_of(kind: str, obj: Mapping[str, Any]) -> str:
 
 class ConfigRestartController:
     """Restarts opted-in Deployments, StatefulSets and DaemonSets when a ConfigMap or Secret
-    they use changes; see the module docstring and :mod:`controllers.configrestart`.
+    they use changes; see the module docstring and :mod:`kcontrol_controllers.configrestart`.
 
     ``key`` is the HMAC key of the checksums; ``check_period`` and ``grace_period`` are
     seconds; an error whose text matches one of ``ignored_errors`` (``re.search``) is logged

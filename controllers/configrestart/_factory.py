@@ -8,9 +8,10 @@ from __future__ import annotations
 import re
 from typing import Final
 
-from controllers.configrestart._checksums import HmacKey
-from controllers.configrestart._controller import NAME, ConfigRestartController
 from kcontrol.manager import ControllerContext, ControllerFlag, ControllerSpec, parse_duration
+
+from ._checksums import HmacKey
+from ._controller import NAME, ConfigRestartController
 
 __all__ = [
     "CHECK_PERIOD",

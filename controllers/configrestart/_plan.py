@@ -9,7 +9,7 @@ For each config the workload references:
 - stored checksum foreign (another key's, xing's format): replace it, no restart (a key
   rotation or a switch from xing's controller restarts nothing by itself);
 - no stored checksum: restart only if the config changed since the reference was first
-  seen (its baseline, see :mod:`~controllers.configrestart._catalog`): the config was newly
+  seen (its baseline, see :mod:`~kcontrol_controllers.configrestart._catalog`): the config was newly
   referenced and changed again before its checksum was stored. Otherwise store it: the pods
   started with this data (the reference came with a template change, which rolled them).
 
@@ -23,7 +23,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from controllers.configrestart._names import FAMILIES, AnnotationFamily
+from ._names import FAMILIES, AnnotationFamily
 
 __all__ = ["Plan", "encode_checksums", "parse_checksums", "patch_body", "plan", "stored_checksums"]
 

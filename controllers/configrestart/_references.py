@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from controllers.configrestart._names import make_key
+from ._names import make_key
 
 __all__ = ["referenced_configs", "template_of"]
 

@@ -10,7 +10,7 @@ over from kube-controller-manager without a rollout: it finds existing ReplicaSe
 template equality, not by their ``pod-template-hash``.
 
 Run by ``kcontrol-manager`` as ``deployment-controller`` (entry point
-``controllers.deployment:SPEC``); :func:`new_controller` builds it from a
+``kcontrol_controllers.deployment:SPEC``); :func:`new_controller` builds it from a
 :class:`~kcontrol.manager.ControllerContext`.
 
 Layout (one behaviour per module, as upstream): ``_controller`` (wiring, event handlers,
@@ -21,15 +21,15 @@ API write); pure helpers by topic: ``_replicas`` (maxSurge/maxUnavailable maths)
 ``_conditions``, ``_hashing``, ``_fields``.
 """
 
-from controllers.deployment._controller import (
+from ._controller import (
     DEFAULT_WORKERS,
     MAX_RETRIES,
     NAME,
     QUEUE_NAME,
     DeploymentController,
 )
-from controllers.deployment._factory import SPEC, new_controller
-from controllers.deployment._hashing import compute_hash
+from ._factory import SPEC, new_controller
+from ._hashing import compute_hash
 
 __all__ = [
     "DEFAULT_WORKERS",

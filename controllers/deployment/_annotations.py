@@ -2,12 +2,12 @@
 
 - ``deployment.kubernetes.io/revision`` - the ReplicaSet's revision (and the Deployment's
   current one); ``revision-history`` - the earlier revisions a ReplicaSet had before a
-  rollback made it new again (see :mod:`controllers.deployment._revisions`);
+  rollback made it new again (see :mod:`kcontrol_controllers.deployment._revisions`);
 - ``desired-replicas`` / ``max-replicas`` - the Deployment's ``spec.replicas`` and
   ``spec.replicas + maxSurge`` when the ReplicaSet was last sized: proportional scaling
   and scaling-event detection read them back;
 - ``deprecated.deployment.rollback.to`` - the round-tripped ``spec.rollbackTo`` of the old
-  API versions (see :mod:`controllers.deployment._rollback`).
+  API versions (see :mod:`kcontrol_controllers.deployment._rollback`).
 
 Every other annotation of a Deployment, except kubectl's last-applied configuration, is
 copied onto its new ReplicaSet. The functions that change annotations work on a dict the
@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Mapping, MutableMapping
 from typing import Any, Final
 
-from controllers.deployment._fields import annotations_of
+from ._fields import annotations_of
 
 __all__ = [
     "ANNOTATIONS_TO_SKIP",

@@ -17,7 +17,7 @@ from collections.abc import Mapping, MutableMapping
 from datetime import UTC, datetime, timedelta
 from typing import Any, Final
 
-from controllers.deployment._fields import generation, spec, spec_replicas, status, status_int
+from ._fields import generation, spec, spec_replicas, status, status_int
 
 __all__ = [
     "AVAILABLE",

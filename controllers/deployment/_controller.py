@@ -28,41 +28,6 @@ from typing import Any, Final
 
 from prometheus_client import CollectorRegistry
 
-from controllers.deployment._annotations import rollback_to
-from controllers.deployment._fields import (
-    CONTROLLER_KIND,
-    RECREATE,
-    ROLLING_UPDATE,
-    deletion_timestamp,
-    generation,
-    is_controlled_by,
-    labels_of,
-    name_of,
-    namespace_of,
-    spec,
-    status,
-    strategy_type,
-    uid_of,
-)
-from controllers.deployment._recreate import rollout_recreate
-from controllers.deployment._replicasets import deployments_selecting
-from controllers.deployment._rollback import rollback
-from controllers.deployment._rolling import rollout_rolling
-from controllers.deployment._sync import (
-    check_paused_conditions,
-    is_scaling_event,
-    sync,
-    sync_status_only,
-)
-from controllers.deployment._writes import SyncContext, update_deployment_status
-from controllers.podutil import (
-    POD_CONTROLLER_INDEX,
-    controller_index_func,
-    ensure_index,
-    filter_by_owner,
-    filter_pods_by_owner,
-    pod_controller_index_func,
-)
 from kcontrol.client import DEPLOYMENTS, PODS, REPLICASETS, Client, Object
 from kcontrol.clock import Clock, RealClock
 from kcontrol.controller import (
@@ -90,6 +55,42 @@ from kcontrol.informers import (
 )
 from kcontrol.labels import Selector, SelectorError, selector_from_label_selector
 from kcontrol.logging import get_logger
+
+from ..podutil import (
+    POD_CONTROLLER_INDEX,
+    controller_index_func,
+    ensure_index,
+    filter_by_owner,
+    filter_pods_by_owner,
+    pod_controller_index_func,
+)
+from ._annotations import rollback_to
+from ._fields import (
+    CONTROLLER_KIND,
+    RECREATE,
+    ROLLING_UPDATE,
+    deletion_timestamp,
+    generation,
+    is_controlled_by,
+    labels_of,
+    name_of,
+    namespace_of,
+    spec,
+    status,
+    strategy_type,
+    uid_of,
+)
+from ._recreate import rollout_recreate
+from ._replicasets import deployments_selecting
+from ._rollback import rollback
+from ._rolling import rollout_rolling
+from ._sync import (
+    check_paused_conditions,
+    is_scaling_event,
+    sync,
+    sync_status_only,
+)
+from ._writes import SyncContext, update_deployment_status
 
 __all__ = [
     "DEFAULT_WORKERS",

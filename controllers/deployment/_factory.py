@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Final
 
-from controllers.deployment._controller import NAME, DeploymentController
 from kcontrol.manager import ControllerContext, ControllerFlag, ControllerSpec
+
+from ._controller import NAME, DeploymentController
 
 __all__ = ["CONCURRENT_SYNCS", "SPEC", "SYNC_TIMEOUT", "new_controller"]
 

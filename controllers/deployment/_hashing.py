@@ -3,10 +3,10 @@
 Upstream (``controller.ComputeHash``) feeds a Go-specific dump of the typed template into
 FNV-32a, so its values cannot be reproduced outside Go, and they do not need to be: the
 controller finds a Deployment's ReplicaSets by template equality, never by hash (see
-:mod:`controllers.deployment._replicasets`), so ReplicaSets created by kube-controller-manager
-are picked up as they are. What matters is that the hash of a template never changes across
-restarts and versions of kcontrol, because it names the ReplicaSet; so it is defined here
-exactly, and tests pin it to fixed values:
+:mod:`kcontrol_controllers.deployment._replicasets`), so ReplicaSets created by
+kube-controller-manager are picked up as they are. What matters is that the hash of a template
+never changes across restarts and versions of kcontrol, because it names the ReplicaSet; so it
+is defined here exactly, and tests pin it to fixed values:
 
 1. ``data`` = the template (``spec.template`` of the Deployment, as the server sent it, without
    any ``pod-template-hash`` label - the Deployment's template never has one) encoded as

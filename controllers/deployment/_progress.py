@@ -12,7 +12,10 @@ from __future__ import annotations
 from collections.abc import MutableMapping, Sequence
 from typing import Any
 
-from controllers.deployment._conditions import (
+from kcontrol.client import Object
+from kcontrol.controller import Result
+
+from ._conditions import (
     NEW_RS_AVAILABLE_REASON,
     PROGRESSING,
     REPLICA_FAILURE,
@@ -29,11 +32,9 @@ from controllers.deployment._conditions import (
     seconds_until_deadline,
     set_condition,
 )
-from controllers.deployment._fields import name_of, status
-from controllers.deployment._status import calculate_status, status_equal
-from controllers.deployment._writes import SyncContext, update_deployment_status
-from kcontrol.client import Object
-from kcontrol.controller import Result
+from ._fields import name_of, status
+from ._status import calculate_status, status_equal
+from ._writes import SyncContext, update_deployment_status
 
 __all__ = ["replica_failures", "requeue_stuck_deployment", "sync_rollout_status"]
 

@@ -13,15 +13,16 @@ from __future__ import annotations
 from collections.abc import Mapping, MutableMapping, Sequence
 from typing import Any
 
-from controllers.deployment._conditions import deployment_complete
-from controllers.deployment._fields import spec_replicas, status, uid_of
-from controllers.deployment._progress import sync_rollout_status
-from controllers.deployment._replicasets import active_replica_sets, actual_replica_count
-from controllers.deployment._scale import scale_replica_set_and_record_event
-from controllers.deployment._sync import cleanup_deployment, get_all_replica_sets_and_sync_revision
-from controllers.deployment._writes import SyncContext
 from kcontrol.client import Object
 from kcontrol.controller import Result
+
+from ._conditions import deployment_complete
+from ._fields import spec_replicas, status, uid_of
+from ._progress import sync_rollout_status
+from ._replicasets import active_replica_sets, actual_replica_count
+from ._scale import scale_replica_set_and_record_event
+from ._sync import cleanup_deployment, get_all_replica_sets_and_sync_revision
+from ._writes import SyncContext
 
 __all__ = ["old_pods_running", "rollout_recreate", "scale_down_old_replica_sets_for_recreate"]
 

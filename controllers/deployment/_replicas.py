@@ -16,8 +16,8 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from controllers.deployment._annotations import get_max_replicas_annotation
-from controllers.deployment._fields import (
+from ._annotations import get_max_replicas_annotation
+from ._fields import (
     RECREATE,
     ROLLING_UPDATE,
     is_rolling_update,
@@ -222,7 +222,7 @@ def proportional_sizes(
 ) -> list[int]:
     """The sizes of ``replica_sets`` after sharing out ``to_add`` replicas (negative: taking
     them away) in proportion to their sizes, in the given order (larger first; see
-    :func:`controllers.deployment._scale.scale`).
+    :func:`kcontrol_controllers.deployment._scale.scale`).
 
     Each takes its :func:`replica_set_proportion` of what is left; rounding leftovers go to
     the first, which never goes below 0.

@@ -18,8 +18,11 @@ import copy
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from controllers.deployment._annotations import get_desired_replicas_annotation
-from controllers.deployment._fields import (
+from kcontrol.client import Object
+from kcontrol.labels import SelectorError, selector_from_label_selector
+
+from ._annotations import get_desired_replicas_annotation
+from ._fields import (
     DEFAULT_UNIQUE_LABEL_KEY,
     creation_key,
     labels_of,
@@ -29,8 +32,6 @@ from controllers.deployment._fields import (
     template_of,
     uid_of,
 )
-from kcontrol.client import Object
-from kcontrol.labels import SelectorError, selector_from_label_selector
 
 __all__ = [
     "active_replica_sets",

@@ -16,17 +16,18 @@ import functools
 from collections.abc import Iterable, Mapping, MutableMapping
 from typing import Any, Final
 
-from controllers.deployment._annotations import (
+from kcontrol.client import Object
+from kcontrol.logging import get_logger
+
+from ._annotations import (
     REVISION_ANNOTATION,
     REVISION_HISTORY_ANNOTATION,
     copy_deployment_annotations_to_replica_set,
     mutable_annotations,
     set_replicas_annotations,
 )
-from controllers.deployment._fields import annotations_of, creation_key, name_of, spec_replicas
-from controllers.deployment._replicas import max_surge
-from kcontrol.client import Object
-from kcontrol.logging import get_logger
+from ._fields import annotations_of, creation_key, name_of, spec_replicas
+from ._replicas import max_surge
 
 __all__ = [
     "MAX_REV_HISTORY_LENGTH_IN_CHARS",
@@ -156,7 +157,7 @@ def set_new_replica_set_annotations(
     """Annotate the new ReplicaSet (the caller's copy); True if anything changed.
 
     Copies the Deployment's annotations (see
-    :func:`~controllers.deployment._annotations.copy_deployment_annotations_to_replica_set`),
+    :func:`~kcontrol_controllers.deployment._annotations.copy_deployment_annotations_to_replica_set`),
     raises its revision to ``new_revision`` if it is lower (never lowers it: old ReplicaSets
     may have been deleted since), appending the revision it had to its history, and, for a
     ReplicaSet about to be created (``exists`` false), records the Deployment's size. A

@@ -16,20 +16,21 @@ import copy
 from collections.abc import Mapping, MutableMapping, Sequence
 from typing import Any, Final
 
-from controllers.deployment._annotations import (
+from kcontrol.client import Object
+from kcontrol.events import EVENT_TYPE_NORMAL, EVENT_TYPE_WARNING
+from kcontrol.logging import get_logger
+
+from ._annotations import (
     ROLLBACK_TO_ANNOTATION,
     mutable_annotations,
     rollback_to,
     set_deployment_annotations_to,
 )
-from controllers.deployment._fields import DEFAULT_UNIQUE_LABEL_KEY, name_of, template_of
-from controllers.deployment._replicasets import equal_ignore_hash
-from controllers.deployment._revisions import RevisionError, last_revision, revision
-from controllers.deployment._sync import get_all_replica_sets_and_sync_revision
-from controllers.deployment._writes import SyncContext, update_deployment
-from kcontrol.client import Object
-from kcontrol.events import EVENT_TYPE_NORMAL, EVENT_TYPE_WARNING
-from kcontrol.logging import get_logger
+from ._fields import DEFAULT_UNIQUE_LABEL_KEY, name_of, template_of
+from ._replicasets import equal_ignore_hash
+from ._revisions import RevisionError, last_revision, revision
+from ._sync import get_all_replica_sets_and_sync_revision
+from ._writes import SyncContext, update_deployment
 
 __all__ = [
     "ROLLBACK_DONE",

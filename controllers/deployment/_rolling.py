@@ -12,21 +12,22 @@ from __future__ import annotations
 from collections.abc import Mapping, MutableMapping, Sequence
 from typing import Any
 
-from controllers.deployment._conditions import deployment_complete
-from controllers.deployment._fields import name_of, spec_replicas, status, status_int
-from controllers.deployment._progress import sync_rollout_status
-from controllers.deployment._replicas import max_unavailable, new_rs_new_replicas, replica_count
-from controllers.deployment._replicasets import (
+from kcontrol.client import Object
+from kcontrol.controller import Result
+from kcontrol.logging import get_logger
+
+from ._conditions import deployment_complete
+from ._fields import name_of, spec_replicas, status, status_int
+from ._progress import sync_rollout_status
+from ._replicas import max_unavailable, new_rs_new_replicas, replica_count
+from ._replicasets import (
     active_replica_sets,
     available_replica_count,
     sorted_by_creation,
 )
-from controllers.deployment._scale import scale_replica_set_and_record_event
-from controllers.deployment._sync import cleanup_deployment, get_all_replica_sets_and_sync_revision
-from controllers.deployment._writes import SyncContext
-from kcontrol.client import Object
-from kcontrol.controller import Result
-from kcontrol.logging import get_logger
+from ._scale import scale_replica_set_and_record_event
+from ._sync import cleanup_deployment, get_all_replica_sets_and_sync_revision
+from ._writes import SyncContext
 
 __all__ = [
     "cleanup_unhealthy_replicas",
@@ -65,8 +66,8 @@ async def reconcile_new_replica_set(
     deployment: Mapping[str, Any],
 ) -> bool:
     """Bring the new ReplicaSet towards ``spec.replicas``: down at once if it is larger,
-    up by what :func:`~controllers.deployment._replicas.new_rs_new_replicas` allows. True if
-    it was resized."""
+    up by what :func:`~kcontrol_controllers.deployment._replicas.new_rs_new_replicas` allows.
+    True if it was resized."""
     replicas = spec_replicas(deployment)
     current = spec_replicas(new_rs)
     if current == replicas:

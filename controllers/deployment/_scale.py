@@ -11,23 +11,24 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from controllers.deployment._annotations import (
+from kcontrol.client import Object
+from kcontrol.events import EVENT_TYPE_NORMAL
+
+from ._annotations import (
     DESIRED_REPLICAS_ANNOTATION,
     MAX_REPLICAS_ANNOTATION,
     replicas_annotations_need_update,
 )
-from controllers.deployment._fields import annotations_of, is_rolling_update, name_of, spec_replicas
-from controllers.deployment._replicas import max_surge, proportional_sizes, replica_count
-from controllers.deployment._replicasets import (
+from ._fields import annotations_of, is_rolling_update, name_of, spec_replicas
+from ._replicas import max_surge, proportional_sizes, replica_count
+from ._replicasets import (
     active_replica_sets,
     find_active_or_latest,
     is_saturated,
     sorted_by_size_newer,
     sorted_by_size_older,
 )
-from controllers.deployment._writes import SyncContext, patch_replica_set
-from kcontrol.client import Object
-from kcontrol.events import EVENT_TYPE_NORMAL
+from ._writes import SyncContext, patch_replica_set
 
 __all__ = ["scale", "scale_replica_set", "scale_replica_set_and_record_event"]
 
@@ -103,7 +104,7 @@ async def scale(
     - A saturated new ReplicaSet: every active old one goes to 0.
     - Otherwise, for RollingUpdate only, the difference between ``replicas + maxSurge`` and
       the current total is spread over the active ReplicaSets in proportion to their size
-      (:func:`~controllers.deployment._replicas.replica_set_proportion`), the larger first
+      (:func:`~kcontrol_controllers.deployment._replicas.replica_set_proportion`), the larger first
       - newer first when growing, older first when shrinking - with what rounding leaves
       over going to the first; none goes below 0. The first failing write aborts.
     """

@@ -19,23 +19,24 @@ import copy
 from collections.abc import Mapping, MutableMapping, Sequence
 from typing import Any, Final
 
-from controllers.deployment._conditions import (
+from kcontrol.client import Object
+
+from ._conditions import (
     AVAILABLE,
     MINIMUM_REPLICAS_AVAILABLE,
     MINIMUM_REPLICAS_UNAVAILABLE,
     new_condition,
     set_condition,
 )
-from controllers.deployment._fields import generation, spec_replicas, status
-from controllers.deployment._replicas import max_unavailable, replica_count
-from controllers.deployment._replicasets import (
+from ._fields import generation, spec_replicas, status
+from ._replicas import max_unavailable, replica_count
+from ._replicasets import (
     actual_replica_count,
     available_replica_count,
     ready_replica_count,
     terminating_replica_count,
 )
-from controllers.deployment._writes import SyncContext, update_deployment_status
-from kcontrol.client import Object
+from ._writes import SyncContext, update_deployment_status
 
 __all__ = ["calculate_status", "status_equal", "sync_deployment_status"]
 

@@ -14,12 +14,23 @@ import copy
 from collections.abc import Mapping, MutableMapping, Sequence
 from typing import Any, Final
 
-from controllers.deployment._annotations import (
+from kcontrol.client import REPLICASETS, Object
+from kcontrol.errors import (
+    NAMESPACE_TERMINATING_CAUSE,
+    AlreadyExists,
+    ApiError,
+    NotFound,
+    has_status_cause,
+)
+from kcontrol.events import EVENT_TYPE_NORMAL, EVENT_TYPE_WARNING
+from kcontrol.logging import get_logger
+
+from ._annotations import (
     REVISION_ANNOTATION,
     get_desired_replicas_annotation,
     rollback_to,
 )
-from controllers.deployment._conditions import (
+from ._conditions import (
     FAILED_RS_CREATE_REASON,
     FOUND_NEW_RS_REASON,
     NEW_REPLICA_SET_REASON,
@@ -32,7 +43,7 @@ from controllers.deployment._conditions import (
     new_condition,
     set_condition,
 )
-from controllers.deployment._fields import (
+from ._fields import (
     CONTROLLER_KIND,
     DEFAULT_UNIQUE_LABEL_KEY,
     annotations_of,
@@ -48,9 +59,9 @@ from controllers.deployment._fields import (
     template_of,
     uid_of,
 )
-from controllers.deployment._hashing import compute_hash
-from controllers.deployment._replicas import new_rs_new_replicas
-from controllers.deployment._replicasets import (
+from ._hashing import compute_hash
+from ._replicas import new_rs_new_replicas
+from ._replicasets import (
     active_replica_sets,
     clone_and_add_label,
     clone_selector_and_add_label,
@@ -58,31 +69,21 @@ from controllers.deployment._replicasets import (
     find_new_replica_set,
     find_old_replica_sets,
 )
-from controllers.deployment._revisions import (
+from ._revisions import (
     MAX_REV_HISTORY_LENGTH_IN_CHARS,
     max_revision,
     set_deployment_revision,
     set_new_replica_set_annotations,
     sorted_by_revision,
 )
-from controllers.deployment._scale import scale
-from controllers.deployment._status import sync_deployment_status
-from controllers.deployment._writes import (
+from ._scale import scale
+from ._status import sync_deployment_status
+from ._writes import (
     SyncContext,
     delete_replica_set,
     patch_replica_set,
     update_deployment_status,
 )
-from kcontrol.client import REPLICASETS, Object
-from kcontrol.errors import (
-    NAMESPACE_TERMINATING_CAUSE,
-    AlreadyExists,
-    ApiError,
-    NotFound,
-    has_status_cause,
-)
-from kcontrol.events import EVENT_TYPE_NORMAL, EVENT_TYPE_WARNING
-from kcontrol.logging import get_logger
 
 __all__ = [
     "check_paused_conditions",
@@ -110,7 +111,7 @@ async def sync(
     ctx: SyncContext, deployment: MutableMapping[str, Any], rs_list: Sequence[Object]
 ) -> None:
     """Reconcile a scaling event or a paused Deployment: resize (see
-    :func:`~controllers.deployment._scale.scale`), clean up old ReplicaSets when paused and
+    :func:`~kcontrol_controllers.deployment._scale.scale`), clean up old ReplicaSets when paused and
     no rollback is pending, write the status. The rollout does not advance."""
     new_rs, old = await get_all_replica_sets_and_sync_revision(ctx, deployment, rs_list, False)
     await scale(ctx, deployment, new_rs, old)

@@ -30,11 +30,12 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from controllers.deployment._fields import annotations_of, meta, name_of, namespace_of
 from kcontrol.client import DEPLOYMENTS, REPLICASETS, Client, Object, PatchType
 from kcontrol.clock import Clock
 from kcontrol.events import EventRecorder
 from kcontrol.informers import Lister
+
+from ._fields import annotations_of, meta, name_of, namespace_of
 
 __all__ = [
     "SyncContext",

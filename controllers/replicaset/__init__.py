@@ -4,7 +4,7 @@
 It keeps ``spec.replicas`` pods running for every ReplicaSet: it adopts matching orphan pods
 and releases pods that stopped matching, creates missing pods from the template in
 slow-start batches, deletes extra pods in the order that disturbs least (see
-:mod:`controllers.replicaset._ranking`), waits for the informers to observe what it did
+:mod:`kcontrol_controllers.replicaset._ranking`), waits for the informers to observe what it did
 before acting again (expectations), and keeps ``status`` (replicas, fullyLabeledReplicas,
 readyReplicas, availableReplicas, terminatingReplicas, observedGeneration, the
 ``ReplicaFailure`` condition) current.
@@ -20,14 +20,14 @@ with ``--concurrent-replicaset-syncs`` workers. Layout, by behaviour:
   ``_metrics``: the controller's own metrics.
 """
 
-from controllers.replicaset._controller import (
+from ._controller import (
     NAME,
     QUEUE_NAME,
     SPEC,
     ReplicaSetController,
     new_controller,
 )
-from controllers.replicaset._manage import BURST_REPLICAS
+from ._manage import BURST_REPLICAS
 
 __all__ = [
     "BURST_REPLICAS",

@@ -2,7 +2,7 @@
 
 A port of the wiring and handlers of kube-controller-manager's ``replica_set.go``. The
 handlers only decide *which* ReplicaSet keys to queue and keep the expectations current; the
-work is done by :class:`~controllers.replicaset._sync.ReplicaSetSyncer`.
+work is done by :class:`~kcontrol_controllers.replicaset._sync.ReplicaSetSyncer`.
 
 What queues a ReplicaSet ``namespace/name``:
 
@@ -23,23 +23,6 @@ from typing import Any
 
 from prometheus_client import CollectorRegistry
 
-from controllers.podutil import (
-    POD_CONTROLLER_INDEX,
-    ensure_index,
-    is_pod_ready,
-    pod_controller_index_func,
-    pod_key,
-)
-from controllers.replicaset._consistency import ConsistencyStore
-from controllers.replicaset._lookup import (
-    CONTROLLER_UID_INDEX,
-    ReplicaSetLookup,
-    controller_uid_index_func,
-)
-from controllers.replicaset._manage import BURST_REPLICAS, ReplicaManager
-from controllers.replicaset._metrics import ReplicaSetMetrics
-from controllers.replicaset._pod_control import PodControl
-from controllers.replicaset._sync import ReplicaSetSyncer
 from kcontrol.client import PODS, REPLICASETS, Client, Object
 from kcontrol.clock import Clock, RealClock
 from kcontrol.controller import (
@@ -58,6 +41,24 @@ from kcontrol.informers import (
 )
 from kcontrol.logging import get_logger
 from kcontrol.manager import ControllerContext, ControllerFlag, ControllerSpec
+
+from ..podutil import (
+    POD_CONTROLLER_INDEX,
+    ensure_index,
+    is_pod_ready,
+    pod_controller_index_func,
+    pod_key,
+)
+from ._consistency import ConsistencyStore
+from ._lookup import (
+    CONTROLLER_UID_INDEX,
+    ReplicaSetLookup,
+    controller_uid_index_func,
+)
+from ._manage import BURST_REPLICAS, ReplicaManager
+from ._metrics import ReplicaSetMetrics
+from ._pod_control import PodControl
+from ._sync import ReplicaSetSyncer
 
 __all__ = [
     "CONCURRENT_SYNCS",
@@ -204,7 +205,8 @@ class ReplicaSetController:
         await self.controller.run()
 
     async def sync(self, key: str) -> Result | None:
-        """Sync one ReplicaSet; see :class:`~controllers.replicaset._sync.ReplicaSetSyncer`."""
+        """Sync one ReplicaSet; see
+        :class:`~kcontrol_controllers.replicaset._sync.ReplicaSetSyncer`."""
         return await self._syncer.sync(key)
 
     def _pod_written(self, pod: Object, controller_ref: Mapping[str, Any]) -> None:

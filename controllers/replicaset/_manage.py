@@ -13,17 +13,18 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from controllers.podutil import new_controller_ref, pod_key
-from controllers.replicaset._pod_control import (
-    PodControl,
-    error_message,
-    is_namespace_terminating,
-)
-from controllers.replicaset._ranking import pods_to_delete
 from kcontrol.client import Object
 from kcontrol.controller import UIDTrackingControllerExpectations, key_func
 from kcontrol.errors import NotFound
 from kcontrol.logging import get_logger
+
+from ..podutil import new_controller_ref, pod_key
+from ._pod_control import (
+    PodControl,
+    error_message,
+    is_namespace_terminating,
+)
+from ._ranking import pods_to_delete
 
 __all__ = [
     "BURST_REPLICAS",

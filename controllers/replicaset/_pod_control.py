@@ -6,11 +6,12 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from controllers.podutil import pod_from_template
 from kcontrol.client import PODS, Object, Writer
 from kcontrol.errors import NAMESPACE_TERMINATING_CAUSE, ApiError, NotFound, has_status_cause
 from kcontrol.events import EVENT_TYPE_NORMAL, EVENT_TYPE_WARNING, EventRecorder
 from kcontrol.logging import get_logger
+
+from ..podutil import pod_from_template
 
 __all__ = [
     "FAILED_CREATE_POD_REASON",
@@ -79,7 +80,7 @@ class PodControl:
         controller_ref: Mapping[str, Any],
     ) -> Object:
         """Create one pod in ``namespace`` from ``template`` (see
-        :func:`~controllers.podutil.pod_from_template`), controlled by ``controller_ref``;
+        :func:`~kcontrol_controllers.podutil.pod_from_template`), controlled by ``controller_ref``;
         returns it as created.
 
         Raises :class:`ValueError` without sending anything when the template has no labels

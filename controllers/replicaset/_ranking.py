@@ -32,8 +32,9 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from controllers.podutil import is_pod_active, is_pod_ready, parse_time, pod_ready_time
 from kcontrol.client import Object
+
+from ..podutil import is_pod_active, is_pod_ready, parse_time, pod_ready_time
 
 __all__ = [
     "POD_DELETION_COST_ANNOTATION",

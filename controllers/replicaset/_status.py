@@ -13,10 +13,11 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from controllers.podutil import is_pod_available, is_pod_ready
 from kcontrol.client import REPLICASETS, Client, Object
 from kcontrol.labels import selector_from_set
 from kcontrol.logging import get_logger
+
+from ..podutil import is_pod_available, is_pod_ready
 
 __all__ = [
     "FAILED_CREATE",

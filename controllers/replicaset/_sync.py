@@ -20,21 +20,6 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from controllers.podutil import (
-    filter_active_pods,
-    filter_claimed_pods,
-    filter_pods_by_owner,
-    filter_terminating_pods,
-    find_min_next_pod_availability_check,
-)
-from controllers.replicaset._consistency import ConsistencyStore, StaleCache
-from controllers.replicaset._manage import (
-    REPLICA_SET_API_VERSION,
-    REPLICA_SET_KIND,
-    ReplicaManager,
-)
-from controllers.replicaset._metrics import ReplicaSetMetrics
-from controllers.replicaset._status import calculate_status, update_replicaset_status
 from kcontrol.client import PODS, REPLICASETS, Client, Object
 from kcontrol.clock import Clock
 from kcontrol.controller import (
@@ -48,6 +33,22 @@ from kcontrol.errors import NotFound, SelectorError
 from kcontrol.informers import Indexer, Lister, split_meta_namespace_key
 from kcontrol.labels import Selector, selector_from_label_selector
 from kcontrol.logging import get_logger
+
+from ..podutil import (
+    filter_active_pods,
+    filter_claimed_pods,
+    filter_pods_by_owner,
+    filter_terminating_pods,
+    find_min_next_pod_availability_check,
+)
+from ._consistency import ConsistencyStore, StaleCache
+from ._manage import (
+    REPLICA_SET_API_VERSION,
+    REPLICA_SET_KIND,
+    ReplicaManager,
+)
+from ._metrics import ReplicaSetMetrics
+from ._status import calculate_status, update_replicaset_status
 
 __all__ = ["ReplicaSetSyncer"]
 
@@ -63,7 +64,7 @@ class ReplicaSetSyncer:
 
     ``client`` reads live ReplicaSets (the pre-adoption check, the status retry) and writes
     pods and statuses; ``rs_lister`` and ``pod_indexer`` (carrying
-    :data:`~controllers.podutil.POD_CONTROLLER_INDEX`) are the caches; ``enqueue`` puts a
+    :data:`~kcontrol_controllers.podutil.POD_CONTROLLER_INDEX`) are the caches; ``enqueue`` puts a
     key back in the queue at once; ``terminating_replicas`` turns on
     ``status.terminatingReplicas``.
     """

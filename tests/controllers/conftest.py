@@ -6,11 +6,11 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from controllers.deployment import SPEC as DEPLOYMENT_SPEC
-from controllers.replicaset import SPEC as REPLICASET_SPEC
 from kcontrol.client import ApiClient
 from kcontrol.manager import Manager
 from kcontrol.testing.cluster import Cluster
+from kcontrol_controllers.deployment import SPEC as DEPLOYMENT_SPEC
+from kcontrol_controllers.replicaset import SPEC as REPLICASET_SPEC
 from tests.controllers.cluster_helpers import running_manager
 from tests.integration.helpers import new_client
 

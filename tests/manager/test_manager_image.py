@@ -272,14 +272,14 @@ def test_the_package_is_installed_not_editable(installed: Installed) -> None:
     site = installed.python("import sysconfig; print(sysconfig.get_paths()['purelib'])").strip()
     files = json.loads(
         installed.python(
-            "import json, kcontrol, controllers, importlib.metadata as m\n"
+            "import json, kcontrol, kcontrol_controllers, importlib.metadata as m\n"
             "d = m.distribution('kcontrol')\n"
-            "print(json.dumps([kcontrol.__file__, controllers.__file__,"
+            "print(json.dumps([kcontrol.__file__, kcontrol_controllers.__file__,"
             " d.read_text('direct_url.json')]))"
         )
     )
     assert files[0] == f"{site}/kcontrol/__init__.py"
-    assert files[1] == f"{site}/controllers/__init__.py"
+    assert files[1] == f"{site}/kcontrol_controllers/__init__.py"
     direct_url = json.loads(files[2] or "{}")
     assert not direct_url.get("dir_info", {}).get("editable", False), direct_url
 
@@ -294,7 +294,7 @@ sources = [
     m.__file__ for m in list(sys.modules.values())
     if (getattr(m, "__file__", None) or "").startswith(site) and m.__file__.endswith(".py")
 ]
-for package in ("kcontrol", "controllers"):
+for package in ("kcontrol", "kcontrol_controllers"):
     for directory, _, names in os.walk(os.path.join(site, package)):
         sources += [os.path.join(directory, n) for n in names if n.endswith(".py")]
 stale = []

@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-from controllers.replicaset import SPEC
 from kcontrol.manager import ControllerRegistry, ManagerOptions, main, parse_args
 from kcontrol.manager._options import DEFAULT_LEASE_NAME, DEFAULT_SECURE_PORT
+from kcontrol_controllers.replicaset import SPEC
 
 KUBERNETES_PORTS = {
     10248: "kubelet healthz",

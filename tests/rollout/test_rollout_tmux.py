@@ -10,12 +10,12 @@ from collections.abc import AsyncIterator, Iterator
 
 import pytest
 
-from controllers.deployment import SPEC as DEPLOYMENT_SPEC
-from controllers.replicaset import SPEC as REPLICASET_SPEC
 from kcontrol.client import DEPLOYMENTS, ApiClient, PatchType
 from kcontrol.manager import Manager
 from kcontrol.testing import READY_DELAY_ANNOTATION
 from kcontrol.testing.cluster import Cluster
+from kcontrol_controllers.deployment import SPEC as DEPLOYMENT_SPEC
+from kcontrol_controllers.replicaset import SPEC as REPLICASET_SPEC
 from tests.controllers.cluster_helpers import WITHIN, running_manager
 from tests.integration.helpers import new_client
 from tests.rollout.tmux_helpers import Terminal, line_with, requires_tmux

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from controllers.configrestart import Catalog, ChangeQueue
+from kcontrol_controllers.configrestart import Catalog, ChangeQueue
 
 W = "deployment/ns/web"
 C = "configmap/ns/app"

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from controllers.configrestart import CHECKSUM_FIELD, HmacKey
-from controllers.configrestart._checksums import LAST_APPLIED_ANNOTATION, canonical_data
 from kcontrol.errors import OptionsError
+from kcontrol_controllers.configrestart import CHECKSUM_FIELD, HmacKey
+from kcontrol_controllers.configrestart._checksums import LAST_APPLIED_ANNOTATION, canonical_data
 
 KEY = HmacKey(b"0123456789abcdef0123456789abcdef")
 OTHER = HmacKey(b"fedcba9876543210fedcba9876543210")

@@ -21,9 +21,6 @@ from typing import Any
 
 import pytest
 
-from controllers.configrestart import KCONTROL, SPEC, HmacKey
-from controllers.deployment import SPEC as DEPLOYMENT_SPEC
-from controllers.replicaset import SPEC as REPLICASET_SPEC
 from kcontrol.client import (
     CONFIGMAPS,
     DEPLOYMENTS,
@@ -38,6 +35,9 @@ from kcontrol.client import (
 )
 from kcontrol.testing import capture_logs
 from kcontrol.testing.cluster import Cluster
+from kcontrol_controllers.configrestart import KCONTROL, SPEC, HmacKey
+from kcontrol_controllers.deployment import SPEC as DEPLOYMENT_SPEC
+from kcontrol_controllers.replicaset import SPEC as REPLICASET_SPEC
 from tests.controllers.cluster_helpers import (
     WITHIN,
     deployment,
@@ -145,7 +145,7 @@ async def test_triggers_compaction_metadata_and_opt_out(
             await _triggers(cluster, ns, client, key_file)
         finally:
             for entry in logs:  # shown if the test fails
-                if entry["logger"].startswith("controllers.configrestart"):
+                if entry["logger"].startswith("kcontrol_controllers.configrestart"):
                     print({k: v for k, v in entry.items() if k != "exc_info"})
 
 

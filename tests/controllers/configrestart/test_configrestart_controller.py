@@ -15,7 +15,13 @@ from typing import Any
 import pytest
 from prometheus_client import CollectorRegistry
 
-from controllers.configrestart import (
+from kcontrol.client import CONFIGMAPS, DEPLOYMENTS, SECRETS, Object
+from kcontrol.clock import FakeClock
+from kcontrol.errors import Invalid, OptionsError
+from kcontrol.informers import SharedInformerFactory
+from kcontrol.manager import ControllerContext, ControllerRegistry, ManagerOptions, parse_args
+from kcontrol.testing import Action, FakeClient, FakeRecorder
+from kcontrol_controllers.configrestart import (
     CHECKSUM_FIELD,
     DAEMONSETS,
     KCONTROL,
@@ -27,12 +33,6 @@ from controllers.configrestart import (
     HmacKey,
     new_controller,
 )
-from kcontrol.client import CONFIGMAPS, DEPLOYMENTS, SECRETS, Object
-from kcontrol.clock import FakeClock
-from kcontrol.errors import Invalid, OptionsError
-from kcontrol.informers import SharedInformerFactory
-from kcontrol.manager import ControllerContext, ControllerRegistry, ManagerOptions, parse_args
-from kcontrol.testing import Action, FakeClient, FakeRecorder
 
 KEY = HmacKey(b"0123456789abcdef0123456789abcdef")
 CANARY = "canary-7c1f0a"

@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 import yaml
 
-from controllers.configrestart import SPEC
 from kcontrol.manager import ControllerRegistry, parse_args
 from kcontrol.testing.envtest import ControlPlane, find_binary
+from kcontrol_controllers.configrestart import SPEC
 
 DEPLOY = Path(__file__).resolve().parents[3] / "deploy" / "configrestart"
 

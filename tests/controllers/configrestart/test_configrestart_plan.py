@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from controllers.configrestart import KCONTROL, XING, plan
-from controllers.configrestart._plan import patch_body, stored_checksums
+from kcontrol_controllers.configrestart import KCONTROL, XING, plan
+from kcontrol_controllers.configrestart._plan import patch_body, stored_checksums
 
 C = "configmap/ns/app"
 S = "secret/ns/db"

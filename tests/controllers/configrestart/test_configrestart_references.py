@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from controllers.configrestart import referenced_configs
+from kcontrol_controllers.configrestart import referenced_configs
 
 CASES: list[tuple[str, dict[str, Any], set[str]]] = [
     ("empty template", {}, set()),

@@ -17,13 +17,13 @@ from typing import Any
 
 from prometheus_client import CollectorRegistry
 
-from controllers.deployment import DeploymentController
-from controllers.deployment._writes import SyncContext
 from kcontrol.client import DEPLOYMENTS, PODS, REPLICASETS, Object, Resource
 from kcontrol.clock import FakeClock
 from kcontrol.controller import Result
 from kcontrol.informers import Lister, SharedInformerFactory
 from kcontrol.testing import Action, FakeClient, FakeRecorder
+from kcontrol_controllers.deployment import DeploymentController
+from kcontrol_controllers.deployment._writes import SyncContext
 
 NAMESPACE = "default"
 WALL_START = datetime(2026, 1, 1, tzinfo=UTC)

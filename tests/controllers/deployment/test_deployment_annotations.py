@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from deployment_fixtures import new_deployment, new_replica_set
 
-from controllers.deployment._annotations import (
+from kcontrol_controllers.deployment._annotations import (
     DESIRED_REPLICAS_ANNOTATION,
     LAST_APPLIED_CONFIG_ANNOTATION,
     MAX_REPLICAS_ANNOTATION,
@@ -24,8 +24,8 @@ from controllers.deployment._annotations import (
     set_deployment_annotations_to,
     set_replicas_annotations,
 )
-from controllers.deployment._replicasets import is_saturated
-from controllers.deployment._revisions import (
+from kcontrol_controllers.deployment._replicasets import is_saturated
+from kcontrol_controllers.deployment._revisions import (
     last_revision,
     max_revision,
     revision,

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from controllers.deployment._conditions import (
+from kcontrol_controllers.deployment._conditions import (
     AVAILABLE,
     NEW_RS_AVAILABLE_REASON,
     PROGRESSING,

@@ -15,12 +15,12 @@ from deployment_fixtures import (
     pod_of,
 )
 
-from controllers.deployment import QUEUE_NAME, compute_hash
 from kcontrol.client import DEPLOYMENTS, REPLICASETS
 from kcontrol.errors import ClaimError, Conflict, Forbidden
 from kcontrol.informers import DeletedFinalStateUnknown
 from kcontrol.labels import Selector, selector_from_label_selector
 from kcontrol.testing import Action
+from kcontrol_controllers.deployment import QUEUE_NAME, compute_hash
 
 HASH = "pod-template-hash"
 

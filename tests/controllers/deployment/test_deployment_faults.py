@@ -16,11 +16,11 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from controllers.deployment import SPEC as DEPLOYMENT_SPEC
-from controllers.replicaset import SPEC as REPLICASET_SPEC
 from kcontrol.client import DEPLOYMENTS, REPLICASETS, ApiClient, Object, Resource
 from kcontrol.errors import ApiError
 from kcontrol.testing.cluster import Cluster
+from kcontrol_controllers.deployment import SPEC as DEPLOYMENT_SPEC
+from kcontrol_controllers.replicaset import SPEC as REPLICASET_SPEC
 from tests.controllers.cluster_helpers import (
     REVISION,
     WITHIN,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from controllers.deployment._hashing import (
+from kcontrol_controllers.deployment._hashing import (
     SAFE_ALPHANUMS,
     canonical_json,
     compute_hash,

@@ -10,7 +10,10 @@ from typing import Any
 import pytest
 from deployment_fixtures import Fixture, new_deployment, new_replica_set
 
-from controllers.deployment._conditions import (
+from kcontrol.clock import FakeClock
+from kcontrol.controller import Result
+from kcontrol.testing import FakeRecorder
+from kcontrol_controllers.deployment._conditions import (
     NEW_RS_AVAILABLE_REASON,
     PROGRESSING,
     REPLICA_FAILURE,
@@ -18,11 +21,8 @@ from controllers.deployment._conditions import (
     TIMED_OUT_REASON,
     get_condition,
 )
-from controllers.deployment._progress import requeue_stuck_deployment, sync_rollout_status
-from controllers.deployment._writes import SyncContext
-from kcontrol.clock import FakeClock
-from kcontrol.controller import Result
-from kcontrol.testing import FakeRecorder
+from kcontrol_controllers.deployment._progress import requeue_stuck_deployment, sync_rollout_status
+from kcontrol_controllers.deployment._writes import SyncContext
 
 TEST_TIME = "2017-02-15T18:49:00Z"
 TEST_DT = datetime(2017, 2, 15, 18, 49, 0, tzinfo=UTC)

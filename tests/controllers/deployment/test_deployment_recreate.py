@@ -9,11 +9,11 @@ from typing import Any
 import pytest
 from deployment_fixtures import Fixture, new_deployment, new_replica_set, pod_of
 
-from controllers.deployment._recreate import (
+from kcontrol.client import REPLICASETS
+from kcontrol_controllers.deployment._recreate import (
     old_pods_running,
     scale_down_old_replica_sets_for_recreate,
 )
-from kcontrol.client import REPLICASETS
 
 
 def rs_with_uid(uid: str, status_replicas: int = 0) -> dict[str, Any]:

@@ -8,7 +8,7 @@ from deployment_fixtures import new_deployment, new_replica_set
 from hypothesis import given
 from hypothesis import strategies as st
 
-from controllers.deployment._replicas import (
+from kcontrol_controllers.deployment._replicas import (
     IntOrPercentError,
     max_surge,
     max_unavailable,

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 from deployment_fixtures import new_deployment, new_replica_set, timestamp
 
-from controllers.deployment._replicas import replica_count
-from controllers.deployment._replicasets import (
+from kcontrol_controllers.deployment._replicas import replica_count
+from kcontrol_controllers.deployment._replicasets import (
     actual_replica_count,
     clone_selector_and_add_label,
     deployments_selecting,

@@ -8,16 +8,16 @@ from typing import Any
 import pytest
 from deployment_fixtures import Fixture, new_deployment, new_replica_set
 
-from controllers.deployment._annotations import set_replicas_annotations
-from controllers.deployment._rolling import (
+from kcontrol.client import REPLICASETS
+from kcontrol.errors import Conflict
+from kcontrol.testing import Action
+from kcontrol_controllers.deployment._annotations import set_replicas_annotations
+from kcontrol_controllers.deployment._rolling import (
     cleanup_unhealthy_replicas,
     reconcile_new_replica_set,
     reconcile_old_replica_sets,
     scale_down_old_replica_sets_for_rolling_update,
 )
-from kcontrol.client import REPLICASETS
-from kcontrol.errors import Conflict
-from kcontrol.testing import Action
 
 
 def rs(

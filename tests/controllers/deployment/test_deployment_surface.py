@@ -8,11 +8,17 @@ from importlib.metadata import entry_points
 from deployment_fixtures import Fixture, new_deployment
 from prometheus_client import CollectorRegistry
 
-import controllers.deployment as package
-from controllers.deployment import MAX_RETRIES, NAME, SPEC, DeploymentController, new_controller
+import kcontrol_controllers.deployment as package
 from kcontrol.informers import SharedInformerFactory
 from kcontrol.manager import ControllerContext, ControllerRegistry, ManagerOptions
 from kcontrol.testing import Action, FakeClient, FakeRecorder
+from kcontrol_controllers.deployment import (
+    MAX_RETRIES,
+    NAME,
+    SPEC,
+    DeploymentController,
+    new_controller,
+)
 
 EXPECTED_SURFACE = {
     "DEFAULT_WORKERS",
@@ -37,7 +43,7 @@ def test_spec_and_entry_point() -> None:
     assert SPEC.name == NAME == "deployment-controller"
     assert SPEC.enabled_by_default
     (entry,) = [e for e in entry_points(group="kcontrol.controllers") if e.name == NAME]
-    assert entry.value == "controllers.deployment:SPEC"
+    assert entry.value == "kcontrol_controllers.deployment:SPEC"
     assert entry.load() is SPEC
     registry = ControllerRegistry.from_entry_points()
     assert NAME in registry

@@ -9,20 +9,20 @@ from typing import Any
 import pytest
 from deployment_fixtures import Fixture, new_deployment, new_replica_set, timestamp
 
-from controllers.deployment._annotations import set_replicas_annotations
-from controllers.deployment._conditions import PROGRESSING, get_condition
-from controllers.deployment._replicas import max_surge
-from controllers.deployment._scale import scale
-from controllers.deployment._status import calculate_status
-from controllers.deployment._sync import (
+from kcontrol.client import REPLICASETS
+from kcontrol.errors import AlreadyExists, Forbidden
+from kcontrol.testing import Action
+from kcontrol_controllers.deployment._annotations import set_replicas_annotations
+from kcontrol_controllers.deployment._conditions import PROGRESSING, get_condition
+from kcontrol_controllers.deployment._replicas import max_surge
+from kcontrol_controllers.deployment._scale import scale
+from kcontrol_controllers.deployment._status import calculate_status
+from kcontrol_controllers.deployment._sync import (
     check_paused_conditions,
     cleanup_deployment,
     get_all_replica_sets_and_sync_revision,
     is_scaling_event,
 )
-from kcontrol.client import REPLICASETS
-from kcontrol.errors import AlreadyExists, Forbidden
-from kcontrol.testing import Action
 
 NEW, OLD, OLDER = 30, 20, 10  # creation-time ordering
 

@@ -12,11 +12,11 @@ from typing import Any
 from deployment_fixtures import WALL_START, new_deployment
 from prometheus_client import CollectorRegistry
 
-from controllers.deployment import DeploymentController
 from kcontrol.client import DEPLOYMENTS, REPLICASETS, Object
 from kcontrol.clock import FakeClock
 from kcontrol.informers import SharedInformerFactory
 from kcontrol.testing import FakeClient, FakeRecorder
+from kcontrol_controllers.deployment import DeploymentController
 
 
 async def eventually(check: Callable[[], bool], what: str, rounds: int = 2000) -> None:

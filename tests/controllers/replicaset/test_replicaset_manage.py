@@ -8,13 +8,13 @@ from dataclasses import dataclass
 
 import pytest
 
-from controllers.replicaset._consistency import (
+from kcontrol.client import PODS, REPLICASETS
+from kcontrol_controllers.replicaset._consistency import (
     ConsistencyStore,
     StaleCache,
     compare_resource_versions,
 )
-from controllers.replicaset._manage import slow_start_batch
-from kcontrol.client import PODS, REPLICASETS
+from kcontrol_controllers.replicaset._manage import slow_start_batch
 
 # -- slow start ----------------------------------------------------------------------------------
 

@@ -1,5 +1,5 @@
-"""controllers.podutil (shared with the Deployment controller; tested here, next to its first
-user): pod predicates, availability timing, the controller index, pods from
+"""kcontrol_controllers.podutil (shared with the Deployment controller; tested here, next to its
+first user): pod predicates, availability timing, the controller index, pods from
 templates (upstream TestActivePodFiltering, TestCountTerminatingPods, TestClaimedPodFiltering,
 TestNextPodAvailabilityCheck, TestFindMinNextPodAvailability*, TestFilterPodsByOwner,
 GetPodFromTemplate)."""
@@ -13,8 +13,11 @@ from typing import Any
 
 import pytest
 
-from controllers import podutil
-from controllers.podutil import (
+from kcontrol.client import Object
+from kcontrol.informers import IndexedStore
+from kcontrol.labels import selector_from_set
+from kcontrol_controllers import podutil
+from kcontrol_controllers.podutil import (
     POD_CONTROLLER_INDEX,
     filter_active_pods,
     filter_claimed_pods,
@@ -30,9 +33,6 @@ from controllers.podutil import (
     pod_key,
     pods_generate_name,
 )
-from kcontrol.client import Object
-from kcontrol.informers import IndexedStore
-from kcontrol.labels import selector_from_set
 
 NOW = datetime(2026, 1, 1, 12, 0, 0, tzinfo=UTC)
 OWNER = {"metadata": {"name": "rs", "namespace": "ns", "uid": "owner-uid"}}

@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 
-from controllers.replicaset._ranking import (
+from kcontrol.client import Object
+from kcontrol_controllers.replicaset._ranking import (
     POD_DELETION_COST_ANNOTATION,
     RankedPod,
     compare_for_deletion,
@@ -19,7 +20,6 @@ from controllers.replicaset._ranking import (
     pods_to_delete,
     ranks_by_related_pods_on_same_node,
 )
-from kcontrol.client import Object
 
 NOW = datetime(2026, 3, 1, 12, 0, 0, tzinfo=UTC)
 

@@ -10,14 +10,14 @@ from typing import Any
 import pytest
 from replicaset_fixtures import new_pod, new_replica_set
 
-from controllers.replicaset._status import (
+from kcontrol.client import Object
+from kcontrol_controllers.replicaset._status import (
     calculate_status,
     get_condition,
     remove_condition,
     set_condition,
     status_in_sync,
 )
-from kcontrol.client import Object
 
 NOW = datetime(2026, 1, 1, 12, 0, 0, tzinfo=UTC)
 FULL = {"foo": "bar", "type": "production"}

@@ -15,11 +15,11 @@ from replicaset_fixtures import (
     new_replica_set,
 )
 
-from controllers.replicaset._consistency import ConsistencyStore
 from kcontrol.client import PODS, REPLICASETS
 from kcontrol.controller import ClaimError, Result
 from kcontrol.errors import Conflict, Forbidden, InternalError, NotFound
 from kcontrol.testing import Action
+from kcontrol_controllers.replicaset._consistency import ConsistencyStore
 
 KEY = f"{NS}/foobar"
 

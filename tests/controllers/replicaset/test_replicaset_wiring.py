@@ -11,8 +11,13 @@ import pytest
 from prometheus_client import CollectorRegistry
 from replicaset_fixtures import NS, new_pod, new_replica_set
 
-import controllers.replicaset
-from controllers.replicaset import (
+import kcontrol_controllers.replicaset
+from kcontrol.client import PODS, REPLICASETS
+from kcontrol.clock import FakeClock
+from kcontrol.informers import SharedInformerFactory
+from kcontrol.manager import ControllerContext, ControllerRegistry, ManagerOptions
+from kcontrol.testing import FakeClient, FakeRecorder
+from kcontrol_controllers.replicaset import (
     BURST_REPLICAS,
     NAME,
     QUEUE_NAME,
@@ -20,15 +25,10 @@ from controllers.replicaset import (
     ReplicaSetController,
     new_controller,
 )
-from kcontrol.client import PODS, REPLICASETS
-from kcontrol.clock import FakeClock
-from kcontrol.informers import SharedInformerFactory
-from kcontrol.manager import ControllerContext, ControllerRegistry, ManagerOptions
-from kcontrol.testing import FakeClient, FakeRecorder
 
 
 def test_public_surface() -> None:
-    assert controllers.replicaset.__all__ == [
+    assert kcontrol_controllers.replicaset.__all__ == [
         "BURST_REPLICAS",
         "NAME",
         "QUEUE_NAME",
