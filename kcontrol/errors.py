@@ -14,6 +14,7 @@ from typing import Any, ClassVar
 __all__ = [
     "NAMESPACE_TERMINATING_CAUSE",
     "AlreadyExists",
+    "AlreadyOwned",
     "ApiConnectionError",
     "ApiError",
     "ApiServerNotHealthy",
@@ -33,6 +34,8 @@ __all__ = [
     "LeadershipLost",
     "LockNotInitialized",
     "MethodNotAllowed",
+    "NoKindMatch",
+    "NoResourceMatch",
     "NotFound",
     "OptionsError",
     "ReviewFailed",
@@ -115,6 +118,25 @@ class CannotAdopt(KcontrolError):
     """
 
 
+class AlreadyOwned(KcontrolError):
+    """``set_controller_reference`` refused: the object already has another controller.
+
+    An object has at most one ``ownerReferences`` entry with ``controller: true``
+    (controller-runtime's ``AlreadyOwnedError``). ``object`` is the object that was not
+    changed; ``owner`` its existing controller reference.
+    """
+
+    def __init__(self, obj: Mapping[str, Any], owner: Mapping[str, Any]) -> None:
+        self.object: Mapping[str, Any] = obj
+        self.owner: Mapping[str, Any] = owner
+        meta = obj.get("metadata") or {}
+        where = "/".join(str(p) for p in (meta.get("namespace"), meta.get("name")) if p)
+        super().__init__(
+            f"{obj.get('kind') or 'object'} {where} is already owned by another "
+            f"{owner.get('kind')} controller {owner.get('name')}"
+        )
+
+
 class ClaimError(KcontrolError):
     """Some adoptions or releases of a claim pass failed; the others were still carried out.
 
@@ -132,6 +154,32 @@ class ClaimError(KcontrolError):
         else:
             message = "[" + ", ".join(str(e) for e in self.errors) + "]"
         super().__init__(message)
+
+
+class NoKindMatch(KcontrolError, LookupError):
+    """A REST mapper knows no resource serving ``kind`` at ``api_version``, even after
+    asking the server's discovery again (controller-runtime's ``NoKindMatchError``).
+
+    The group version may not be served at all, or not serve that kind: typically a CRD
+    not installed (yet). ``api_version`` and ``kind`` name what was looked up.
+    """
+
+    def __init__(self, api_version: str, kind: str, detail: str = "") -> None:
+        self.api_version = api_version
+        self.kind = kind
+        message = f"no resource for kind {kind!r} in apiVersion {api_version!r}"
+        super().__init__(f"{message}: {detail}" if detail else message)
+
+
+class NoResourceMatch(KcontrolError, LookupError):
+    """A REST mapper knows no resource named ``plural`` at ``api_version``, even after asking
+    the server's discovery again (controller-runtime's ``NoResourceMatchError``)."""
+
+    def __init__(self, api_version: str, plural: str, detail: str = "") -> None:
+        self.api_version = api_version
+        self.plural = plural
+        message = f"no resource {plural!r} in apiVersion {api_version!r}"
+        super().__init__(f"{message}: {detail}" if detail else message)
 
 
 class OptionsError(KcontrolError, ValueError):

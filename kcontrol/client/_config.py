@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any, Protocol
 
-import yaml  # type: ignore[import-untyped]
+import yaml
 from kubernetes_asyncio.client import Configuration
 from kubernetes_asyncio.config import incluster_config
 from kubernetes_asyncio.config.config_exception import ConfigException

@@ -12,10 +12,20 @@ from __future__ import annotations
 import enum
 from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import AbstractAsyncContextManager
-from dataclasses import dataclass
 from typing import Any, NamedTuple, Protocol
 
 from kcontrol.client._options import ListOptions
+from kcontrol.client._resources import (
+    CONFIGMAPS,
+    DEPLOYMENTS,
+    EVENTS,
+    LEASES,
+    NAMESPACES,
+    PODS,
+    REPLICASETS,
+    SECRETS,
+    Resource,
+)
 
 __all__ = [
     "CONFIGMAPS",
@@ -37,56 +47,6 @@ __all__ = [
 
 Object = dict[str, Any]
 """A Kubernetes object (or list) as decoded JSON."""
-
-
-@dataclass(frozen=True, slots=True)
-class Resource:
-    """A REST resource: group/version/plural, the kind it serves, and its scope.
-
-    ``group`` is ``""`` for the core API. Instances are hashable and compare by value, so they
-    can key caches (the informer factory shares one informer per resource).
-    """
-
-    group: str
-    version: str
-    plural: str
-    kind: str
-    namespaced: bool = True
-
-    @property
-    def api_version(self) -> str:
-        """``apiVersion`` of the objects: ``v1`` or ``apps/v1``."""
-        return f"{self.group}/{self.version}" if self.group else self.version
-
-    def path(
-        self,
-        namespace: str | None = None,
-        name: str | None = None,
-        subresource: str | None = None,
-    ) -> str:
-        """The URL path; ``namespace`` is ignored for cluster-scoped resources.
-
-        Without ``namespace`` a namespaced resource's path lists across all namespaces.
-        """
-        parts = ["/api/v1" if not self.group else f"/apis/{self.group}/{self.version}"]
-        if self.namespaced and namespace:
-            parts.append(f"namespaces/{namespace}")
-        parts.append(self.plural)
-        if name is not None:
-            parts.append(name)
-            if subresource:
-                parts.append(subresource)
-        return "/".join(parts)
-
-
-PODS = Resource("", "v1", "pods", "Pod")
-NAMESPACES = Resource("", "v1", "namespaces", "Namespace", namespaced=False)
-CONFIGMAPS = Resource("", "v1", "configmaps", "ConfigMap")
-SECRETS = Resource("", "v1", "secrets", "Secret")
-EVENTS = Resource("", "v1", "events", "Event")
-DEPLOYMENTS = Resource("apps", "v1", "deployments", "Deployment")
-REPLICASETS = Resource("apps", "v1", "replicasets", "ReplicaSet")
-LEASES = Resource("coordination.k8s.io", "v1", "leases", "Lease")
 
 
 class WatchEvent(NamedTuple):

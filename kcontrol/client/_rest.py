@@ -22,6 +22,7 @@ from kcontrol.client._config import ClientConfig
 from kcontrol.client._decode import ItemHook, decode_list, encode_json
 from kcontrol.client._gate import WriteGate, check_write
 from kcontrol.client._interface import Object, PatchType, Resource, WatchEvent
+from kcontrol.client._metadata import MetadataClient
 from kcontrol.client._options import ListOptions
 from kcontrol.client._transport import DEFAULT_MAX_RETRIES, BeforeSend, Params, Transport
 from kcontrol.client._watch import WatchStream
@@ -130,6 +131,20 @@ class ApiClient:
         )
         return derived
 
+    def metadata_only(self) -> MetadataClient:
+        """A :class:`~kcontrol.client.Reader` over this client that gets, lists and watches
+        objects' metadata only (client-go's ``metadata`` client).
+
+        Each object arrives as the server's ``PartialObjectMetadata``: ``apiVersion``
+        ``meta.k8s.io/v1``, ``kind`` ``PartialObjectMetadata``, and the whole ``metadata``
+        (labels, annotations, ownerReferences, finalizers, resourceVersion, ...); a LIST is a
+        ``PartialObjectMetadataList``. Requests go through this client (session, rate limiter,
+        user agent, metrics): only the Accept header differs (see
+        :mod:`kcontrol.client._metadata`). What :class:`~kcontrol.informers.SharedInformerFactory`
+        uses for ``metadata_only=True`` informers.
+        """
+        return MetadataClient(self._transport)
+
     @property
     def user_agent(self) -> str:
         return self._user_agent
@@ -175,14 +190,15 @@ class ApiClient:
         path = _object_path(resource, name, namespace, subresource)
         return await self._transport.request("GET", path)
 
-    async def get_raw(self, path: str) -> bytes:
-        """GET an absolute path that is not a resource (``/healthz``, ``/version``) and
-        return the body as the server sent it (client-go's ``AbsPath(path).DoRaw()``).
-        Failures are mapped as for every request: a non-2xx answer raises its
-        :class:`~kcontrol.errors.ApiError`."""
+    async def get_raw(self, path: str, *, accept: str | None = None) -> bytes:
+        """GET an absolute path that is not a resource (``/healthz``, ``/version``, the
+        discovery documents) and return the body as the server sent it (client-go's
+        ``AbsPath(path).DoRaw()``). ``accept`` replaces the ``application/json`` Accept
+        header (content negotiation, e.g. aggregated discovery). Failures are mapped as for
+        every request: a non-2xx answer raises its :class:`~kcontrol.errors.ApiError`."""
         if not path.startswith("/"):
             raise ValueError(f"an absolute path is required, got {path!r}")
-        return await self._transport.request_raw("GET", path)
+        return await self._transport.request_raw("GET", path, accept=accept)
 
     async def list(
         self,

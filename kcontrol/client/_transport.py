@@ -164,14 +164,17 @@ class Transport:
         """Close the session and its connections (open watches break). Idempotent."""
         await self._pool.close()
 
-    async def _prepare(self, method: str, content_type: str | None) -> dict[str, str]:
-        """Wait for the rate limiter, then build the headers (fresh credentials)."""
+    async def _prepare(
+        self, method: str, content_type: str | None, accept: str | None = None
+    ) -> dict[str, str]:
+        """Wait for the rate limiter, then build the headers (fresh credentials); ``accept``
+        replaces the plain ``application/json`` Accept header."""
         if self._limiter is not None:
             waited = await self._limiter.wait()
             self._metrics.observe_rate_limiter(method, self._host, waited)
             if waited > _LONG_THROTTLE:
                 _log.debug("waited due to client-side throttling", seconds=round(waited, 3))
-        headers = {"User-Agent": self._user_agent, "Accept": "application/json"}
+        headers = {"User-Agent": self._user_agent, "Accept": accept or "application/json"}
         if self._config.disable_compression:
             headers["Accept-Encoding"] = "identity"  # replaces aiohttp's "gzip, deflate"
         if content_type is not None:
@@ -200,6 +203,7 @@ class Transport:
         content_type: str | None = None,
         decode: Callable[[bytes], Object] | None = None,
         before_send: BeforeSend | None = None,
+        accept: str | None = None,
     ) -> Object:
         """Send one request and decode its JSON answer; map failures (class docstring).
 
@@ -208,13 +212,16 @@ class Transport:
         read, which becomes :class:`~kcontrol.errors.ApiConnectionError`. ``before_send``
         (the write gate's check) is called with the method and path right before each
         attempt goes out - after the rate limiter, with no ``await`` in between - and
-        whatever it raises propagates with nothing sent."""
+        whatever it raises propagates with nothing sent. ``accept`` is the Accept header
+        (default ``application/json``), e.g. to ask for ``PartialObjectMetadata``."""
         if body is not None and content_type is None:
             content_type = "application/json"
         data = await self._with_retries(
             method,
             path,
-            lambda: self._send(method, path, params, body, content_type, before_send=before_send),
+            lambda: self._send(
+                method, path, params, body, content_type, before_send=before_send, accept=accept
+            ),
         )
         if not data:
             return {}
@@ -228,13 +235,15 @@ class Transport:
             raise ApiConnectionError(f"{method} {path}: the server's answer is not an object")
         return result
 
-    async def request_raw(self, method: str, path: str, *, params: Params | None = None) -> bytes:
+    async def request_raw(
+        self, method: str, path: str, *, params: Params | None = None, accept: str | None = None
+    ) -> bytes:
         """Send one request without a body and return the 2xx body as sent (not decoded);
-        failures are mapped, and retried, as for :meth:`request`."""
+        failures are mapped, and retried, as for :meth:`request`; ``accept`` likewise."""
         return await self._with_retries(
             method,
             path,
-            lambda: self._send(method, path, params, None, None, before_send=None),
+            lambda: self._send(method, path, params, None, None, before_send=None, accept=accept),
         )
 
     async def _with_retries(
@@ -271,11 +280,12 @@ class Transport:
         content_type: str | None,
         *,
         before_send: BeforeSend | None,
+        accept: str | None = None,
     ) -> bytes | _Refusal:
         """One attempt: the body of a 2xx answer, else the refusal; connection failures
         raise."""
         session = self.session()
-        headers = await self._prepare(method, content_type)
+        headers = await self._prepare(method, content_type, accept)
         if before_send is not None:
             before_send(method, path)  # refuse before connecting, when it is known already
         url = self._base + path
@@ -312,14 +322,18 @@ class Transport:
             self._metrics.observe_request(method, self._host, code, self._clock.now() - start)
         return data if 200 <= status < 300 else _Refusal(status, data, retry_after)
 
-    async def open_stream(self, path: str, params: Params) -> aiohttp.ClientResponse:
+    async def open_stream(
+        self, path: str, params: Params, *, accept: str | None = None
+    ) -> aiohttp.ClientResponse:
         """Open a watch: a 200 response whose body is left to stream, or the mapped error
-        (after the same retries as :meth:`request`)."""
-        return await self._with_retries("GET", path, lambda: self._open_once(path, params))
+        (after the same retries as :meth:`request`); ``accept`` as for :meth:`request`."""
+        return await self._with_retries("GET", path, lambda: self._open_once(path, params, accept))
 
-    async def _open_once(self, path: str, params: Params) -> aiohttp.ClientResponse | _Refusal:
+    async def _open_once(
+        self, path: str, params: Params, accept: str | None
+    ) -> aiohttp.ClientResponse | _Refusal:
         session = self.session()
-        headers = await self._prepare("GET", None)
+        headers = await self._prepare("GET", None, accept)
         url = self._base + path
         start = self._clock.now()
         code: int | None = None

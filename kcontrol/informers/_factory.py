@@ -3,12 +3,21 @@
 A port of client-go's ``informers.SharedInformerFactory``. Controllers ask the factory for
 the informers they need while they are being built; the factory hands every caller the same
 :class:`SharedIndexInformer` for the same (resource, namespace, label selector, field
-selector), so each collection is listed and watched once and cached once.
+selector, metadata only or whole objects), so each collection is listed and watched once
+and cached once.
 
 The selectors are keywords of :meth:`SharedInformerFactory.for_resource` (client-go's
 factory takes a function that tweaks the ``ListOptions`` instead): an informer's requests
 take nothing else from the caller, so the keywords say all there is to choose. The factory
 builds the :class:`~kcontrol.client.ListOptions` the informer carries from them, once.
+
+``metadata_only=True`` (controller-runtime's ``builder.OnlyMetadata``, client-go's
+``metadatainformer``) makes an informer that lists and watches ``PartialObjectMetadata``
+through the client's ``metadata_only()`` view and caches ``apiVersion``, ``kind`` (the
+resource's own) and ``metadata`` only - for the objects a controller owns or otherwise does
+not read the bodies of. It is a separate informer from the full one of the same collection;
+:mod:`kcontrol.informers._metadata` says what its objects hold, and why they must never be
+written back whole.
 
 Typical wiring::
 
@@ -24,11 +33,13 @@ Typical wiring::
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from typing import NamedTuple
 
 from kcontrol.client import ListOptions, Reader, Resource
 from kcontrol.clock import Clock
 from kcontrol.informers._lister import Lister
+from kcontrol.informers._metadata import metadata_reader
 from kcontrol.informers._reflector import ReflectorOptions, TransformFunc
 from kcontrol.informers._shared_informer import SharedIndexInformer
 
@@ -39,6 +50,7 @@ class _InformerKey(NamedTuple):
     resource: Resource
     namespace: str | None
     list_options: ListOptions
+    metadata_only: bool
 
 
 class SharedInformerFactory:
@@ -66,6 +78,7 @@ class SharedInformerFactory:
         self._transform = transform
         self._clock = clock
         self._reflector_options = reflector_options
+        self._metadata_reader: Reader | None = None  # made on the first metadata-only informer
         self._informers: dict[_InformerKey, SharedIndexInformer] = {}
         self._task_group: asyncio.TaskGroup | None = None
         self._started = False
@@ -77,11 +90,15 @@ class SharedInformerFactory:
         namespace: str | None = None,
         label_selector: str | None = None,
         field_selector: str | None = None,
+        metadata_only: bool = False,
     ) -> SharedIndexInformer:
         """The shared informer for this collection, created on first request.
 
         ``namespace`` defaults to the factory's; an empty selector selects everything, as
-        ``None`` does. If the factory is running, a new informer starts at once.
+        ``None`` does. ``metadata_only`` caches each object's ``apiVersion``/``kind``/
+        ``metadata`` only (module docstring); the client must have a ``metadata_only()``
+        view (:class:`TypeError` otherwise). If the factory is running, a new informer
+        starts at once.
         """
         if not resource.namespaced:
             namespace = None
@@ -90,18 +107,18 @@ class SharedInformerFactory:
         list_options = ListOptions(
             label_selector=label_selector or None, field_selector=field_selector or None
         )
-        key = _InformerKey(resource, namespace, list_options)
+        key = _InformerKey(resource, namespace, list_options, metadata_only)
         informer = self._informers.get(key)
         if informer is None:
             informer = SharedIndexInformer(
-                self._client,
+                self._reader(metadata_only),
                 resource,
                 namespace=namespace,
                 list_options=list_options,
                 resync_period=self._resync_period,
                 transform=self._transform,
                 clock=self._clock,
-                reflector_options=self._reflector_options,
+                reflector_options=self._options_for(key),
             )
             self._informers[key] = informer
             if self._task_group is not None:
@@ -115,6 +132,7 @@ class SharedInformerFactory:
         namespace: str | None = None,
         label_selector: str | None = None,
         field_selector: str | None = None,
+        metadata_only: bool = False,
     ) -> Lister:
         """A :class:`Lister` over :meth:`for_resource`'s informer."""
         return self.for_resource(
@@ -122,6 +140,7 @@ class SharedInformerFactory:
             namespace=namespace,
             label_selector=label_selector,
             field_selector=field_selector,
+            metadata_only=metadata_only,
         ).lister()
 
     def informers(self) -> list[SharedIndexInformer]:
@@ -156,6 +175,22 @@ class SharedInformerFactory:
             ok = await informer.wait_for_cache_sync()
             synced[key.resource] = synced.get(key.resource, True) and ok
         return synced
+
+    def _options_for(self, key: _InformerKey) -> ReflectorOptions | None:
+        """The reflector options of ``key``'s informer: the factory's, with a name in the logs
+        that tells a metadata-only informer from the full one of the same collection."""
+        options = self._reflector_options
+        if not key.metadata_only or (options is not None and options.name):
+            return options
+        scope = f"{key.resource.plural}/{key.namespace}" if key.namespace else key.resource.plural
+        return dataclasses.replace(options or ReflectorOptions(), name=f"{scope} (metadata)")
+
+    def _reader(self, metadata_only: bool) -> Reader:
+        if not metadata_only:
+            return self._client
+        if self._metadata_reader is None:
+            self._metadata_reader = metadata_reader(self._client)
+        return self._metadata_reader
 
     def _start(self, informer: SharedIndexInformer) -> None:
         assert self._task_group is not None

@@ -42,6 +42,11 @@ Failures never end :meth:`Reflector.run`; every one is logged and retried:
   version, for as long as such errors keep coming within that many seconds of the first
   (client-go's ``MaxInternalErrorRetryDuration``; a minute without one starts a new window).
   It is 0 by default, as in client-go, where only the apiserver's own watch cache sets it;
+- a LIST answered 404 Not Found: the server does not serve the resource (yet) - a CRD not
+  installed, or not established. The reflector says so once at INFO, lists again every
+  ``ReflectorOptions.not_served_retry_period`` (2 s) without backing off, so it syncs within
+  that period of the resource being served, and says so once at INFO when it has synced.
+  A streaming list answered 404 falls back to that LIST without a warning;
 - anything else (a failed LIST, 410 on a watch, 403, 500, a bug), and a watch that the
   server closes after less than a second without a single event (client-go's
   ``VeryShortWatchError``): back off, then list again.
@@ -97,6 +102,7 @@ from kcontrol.errors import (
     ApiError,
     InactivityTimeoutError,
     InternalError,
+    NotFound,
     TooManyRequests,
     api_error_from_status,
     is_resource_expired,
@@ -156,7 +162,8 @@ class ReflectorStore(Protocol):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ReflectorOptions:
-    """Tuning knobs of a :class:`Reflector`; the defaults are client-go's."""
+    """Tuning knobs of a :class:`Reflector`; the defaults are client-go's (but for
+    ``not_served_retry_period`` and ``intern_strings``, which client-go does not have)."""
 
     page_size: int | None = None
     """LIST ``limit``. ``None``: 500 with client-go's pager rules (see the module docstring);
@@ -175,6 +182,10 @@ class ReflectorOptions:
     """How long (seconds from the first of a series) internal errors in an open watch's
     stream are answered by re-watching at once rather than by a relist after a backoff;
     client-go's ``MaxInternalErrorRetryDuration``. 0: never (client-go's default)."""
+    not_served_retry_period: float = 2.0
+    """While the server does not serve the resource (a LIST answered 404: a CRD not installed
+    yet), list again every this many seconds - a fixed period, not the backoff, so the
+    reflector syncs within it of the resource being served. Must be > 0."""
     intern_strings: bool = True
     """Intern the string values of every object received, after the transform
     (:func:`~kcontrol.informers.intern_strings`): in ``bench/informer/`` 4 KB (30 %) less
@@ -182,6 +193,10 @@ class ReflectorOptions:
     are compact enough without)."""
     name: str = ""
     """Shown in logs; defaults to the resource and namespace."""
+
+    def __post_init__(self) -> None:
+        if self.not_served_retry_period <= 0:
+            raise ValueError("not_served_retry_period must be > 0")
 
 
 @dataclass(slots=True)
@@ -197,6 +212,11 @@ class _Stream:
 
 class _InitialEventsIncompleteError(Exception):
     """A streaming list ended before its initial-events-end bookmark."""
+
+
+class _ResourceNotServedError(Exception):
+    """A LIST answered 404: the server does not serve the resource. The cause is the
+    :class:`~kcontrol.errors.NotFound`."""
 
 
 class _VeryShortWatchError(Exception):
@@ -280,6 +300,9 @@ class Reflector:
         self._paginated_result = False
         # True once a list or streaming list has been stored (only the first may freeze).
         self._synced_once = False
+        # True from a LIST answered 404 to the next LIST that succeeds: while it holds, the
+        # reflector lists every not_served_retry_period and logs nothing more about it.
+        self._not_served = False
         # Invariant: _watching_since is not None exactly while _watching is set, i.e. from
         # the store update of a list to the end of the watching that follows it.
         self._watching_since: float | None = None
@@ -310,6 +333,10 @@ class Reflector:
                 await self._list_and_watch()
             except asyncio.CancelledError:
                 raise
+            except _ResourceNotServedError as err:
+                self._report_not_served(err)
+                await self._clock.sleep(self._options.not_served_retry_period)
+                continue
             except Exception as err:
                 error = err
                 self._report(err, "list and watch failed")
@@ -330,8 +357,12 @@ class Reflector:
             self._watching.clear()
 
     def _start_watching(self) -> None:
+        """The store holds a list (or streaming list): the watch phase begins."""
         self._watching_since = self._clock.now()
         self._watching.set()
+        if self._not_served:
+            self._not_served = False
+            self._log.info("resource served now, synced", **self._resource_fields())
 
     def _relist_resource_version(self) -> str:
         if self._rv_unavailable:
@@ -349,8 +380,11 @@ class Reflector:
             clock=self._clock,
             log=self._log,
         )
-        with pager:
-            await self._list_into_store(pager)
+        try:
+            with pager:
+                await self._list_into_store(pager)
+        except NotFound as err:
+            raise _ResourceNotServedError(str(err)) from err
         self._start_watching()
 
     async def _list_into_store(self, pager: ListPager) -> None:
@@ -397,7 +431,10 @@ class Reflector:
                 raise
             except Exception as err:
                 if stream.initial_events:
-                    self._report(err, "streaming list failed, falling back to LIST")
+                    if isinstance(err, NotFound):  # the LIST says whether it is served
+                        self._log.debug("streaming list: resource not found, trying LIST")
+                    else:
+                        self._report(err, "streaming list failed, falling back to LIST")
                     if is_resource_expired(err):
                         self._rv_unavailable = True
                     await self._list()
@@ -548,6 +585,27 @@ class Reflector:
         else:
             self._log.error(message, exc_info=error)
         self._notify_error(error)
+
+    def _report_not_served(self, error: _ResourceNotServedError) -> None:
+        """Log the first LIST answered 404 in a row at INFO, the later ones at DEBUG."""
+        fields = self._resource_fields()
+        period = self._options.not_served_retry_period
+        if not self._not_served:
+            self._not_served = True
+            self._log.info(
+                "resource not served yet, checking again", every_seconds=period, **fields
+            )
+        else:
+            self._log.debug("resource still not served", **fields)
+        not_found = error.__cause__
+        self._notify_error(not_found if isinstance(not_found, NotFound) else error)
+
+    def _resource_fields(self) -> dict[str, str]:
+        return {
+            "group": self._resource.group,
+            "version": self._resource.version,
+            "resource": self._resource.plural,
+        }
 
     def _notify_error(self, error: Exception) -> None:
         if self._watch_error_handler is None:
