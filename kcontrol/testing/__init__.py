@@ -20,6 +20,7 @@ from kcontrol.testing._kwok import (
     RESTART_DELAY_ANNOTATION,
 )
 from kcontrol.testing._logs import capture_logs
+from kcontrol.testing._manager import running
 from kcontrol.testing._proxy import FaultProxy, ProxiedRequest
 from kcontrol.testing._recorder import FakeRecorder
 from kcontrol.testing._tracker import ObjectTracker
@@ -42,4 +43,5 @@ __all__ = [
     "Reactor",
     "ReactorResult",
     "capture_logs",
+    "running",
 ]

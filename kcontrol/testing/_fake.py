@@ -12,6 +12,30 @@ on the actions::
     assert [str(a) for a in client.actions_for("create")] == ["create pods default"]
 
 Every call yields to the event loop once before it is served, like a real request would.
+
+The status subresource and server-side apply are served as the real server serves them
+(see :mod:`kcontrol.testing._tracker` for the rules and what is not modelled):
+
+- which resources have a status subresource: the built-ins that have one, unless
+  ``status_subresources`` lists others; :meth:`FakeClient.add_status_subresource` adds one,
+  and CRDs given as ``crds`` (or to :meth:`FakeClient.register_crds`) bring theirs. For
+  those, ``update_status`` and ``patch(..., subresource="status")`` change only ``status``,
+  and ``update``/``patch`` of the object leave its ``status`` as stored;
+- ``patch(..., patch_type=PatchType.APPLY, field_manager=..., force=...)`` is server-side
+  apply, with field ownership in ``metadata.managedFields``: a field another manager owns
+  with another value is a Conflict unless ``force``; a field the manager applied before and
+  omits now is removed unless someone else owns it. Lists merge by key for the common keyed
+  lists (``containers``, ``env``, ``ports``, ``conditions``...; for a CRD from its schema's
+  ``x-kubernetes-list-type``), other lists are replaced whole;
+- creates, updates and other patches record what they change under ``field_manager``
+  (constructor; ``"kcontrol"``, as the server names :class:`~kcontrol.client.ApiClient`'s
+  writes) or the patch's own ``field_manager``::
+
+    client = FakeClient(crds=["config/crd"])
+    await client.patch(WEBSITES, "w", {"apiVersion": ..., "kind": "Website",
+                                       "spec": {"replicas": 2}},
+                       namespace="default", patch_type=PatchType.APPLY,
+                       field_manager="website-controller")
 """
 
 from __future__ import annotations
@@ -27,6 +51,9 @@ from kcontrol.client._decode import decode_json, encode_json
 from kcontrol.clock import Clock, RealClock, TimerHandle
 from kcontrol.errors import BadRequest
 from kcontrol.testing._actions import VERBS, Action, Reactor, ReactorRegistration
+from kcontrol.testing._apply import DEFAULT_FIELD_MANAGER
+from kcontrol.testing._crds import CRDSource, load_crds, served_versions
+from kcontrol.testing._metadata import FakeMetadataClient
 from kcontrol.testing._patch import decode_patch
 from kcontrol.testing._tracker import ObjectTracker
 from kcontrol.testing._watch import ScriptedWatch
@@ -40,9 +67,18 @@ class FakeClient:
     """An in-memory :class:`~kcontrol.client.Client`.
 
     ``objects`` seed the tracker (each needs ``apiVersion`` and ``kind`` of a registered
-    resource: the built-in ones, ``resources``, or later :meth:`register` calls), without
-    recording actions. ``clock`` times watch timeouts and stamps ``creationTimestamp``/
-    ``deletionTimestamp``. Pass ``tracker`` to share state between clients.
+    resource: the built-in ones, ``resources``, the versions of ``crds``, or later
+    :meth:`register` calls), without recording actions, and are stored as given
+    (``managedFields`` included). ``crds`` are CustomResourceDefinitions - files,
+    directories or dicts, as :meth:`ControlPlane.install_crds
+    <kcontrol.testing.envtest.ControlPlane.install_crds>` takes them - whose served versions
+    are registered with their status subresource and schema. ``status_subresources``, if
+    given, replaces the built-ins that have a status subresource by exactly those resources
+    (CRDs add theirs either way). ``field_manager`` is the manager of creates, updates and
+    patches that name none. ``clock`` times watch timeouts and stamps
+    ``creationTimestamp``/``deletionTimestamp`` and ``managedFields`` times. Pass
+    ``tracker`` to share state between clients (``status_subresources`` is then the
+    tracker's).
 
     Attributes: ``actions`` lists every request in order; ``tracker`` is the
     :class:`ObjectTracker` behind the client, for setting up or inspecting state without
@@ -54,15 +90,22 @@ class FakeClient:
         objects: Iterable[Mapping[str, Any]] = (),
         *,
         resources: Iterable[Resource] = (),
+        crds: CRDSource | Iterable[CRDSource] = (),
+        status_subresources: Iterable[Resource] | None = None,
+        field_manager: str = DEFAULT_FIELD_MANAGER,
         clock: Clock | None = None,
         tracker: ObjectTracker | None = None,
     ) -> None:
         self._clock: Clock = clock or RealClock()
-        self.tracker = tracker or ObjectTracker(clock=self._clock)
+        self.tracker = tracker or ObjectTracker(
+            clock=self._clock, status_subresources=status_subresources
+        )
+        self.field_manager = field_manager
         self.actions: list[Action] = []
         self._reactors: list[ReactorRegistration] = []
         for resource in resources:
             self.tracker.register(resource)
+        self.register_crds(crds)
         for obj in objects:
             self.tracker.add(obj)
 
@@ -71,6 +114,25 @@ class FakeClient:
     def register(self, resource: Resource, *, status_subresource: bool = False) -> None:
         """Serve ``resource`` (a CRD, say), and map seed objects of its kind to it."""
         self.tracker.register(resource, status_subresource=status_subresource)
+
+    def add_status_subresource(self, resource: Resource) -> None:
+        """Serve ``resource`` (registering it if new) with a status subresource."""
+        self.tracker.add_status_subresource(resource)
+
+    def register_crds(self, sources: CRDSource | Iterable[CRDSource]) -> list[Resource]:
+        """Serve the versions of the CustomResourceDefinitions in ``sources`` (files,
+        directories or dicts), each with its status subresource and its schema (which tells
+        server-side apply how lists merge); the resources now served."""
+        resources = []
+        for crd in load_crds(sources):
+            for version in served_versions(crd):
+                self.tracker.register(
+                    version.resource,
+                    status_subresource=version.status_subresource,
+                    schema=version.schema,
+                )
+                resources.append(version.resource)
+        return resources
 
     def prepend_reactor(self, verb: str, resource: str | Resource, reactor: Reactor) -> None:
         """Consult ``reactor`` first for ``verb`` requests on ``resource``.
@@ -138,6 +200,12 @@ class FakeClient:
         self.tracker.compact(resource_version)
 
     # -- Reader ----------------------------------------------------------------------------
+
+    def metadata_only(self) -> FakeMetadataClient:
+        """A reader of ``PartialObjectMetadata`` over this client, as
+        :meth:`ApiClient.metadata_only <kcontrol.client.ApiClient.metadata_only>` gives
+        (:mod:`kcontrol.testing._metadata`); its requests are this client's actions."""
+        return FakeMetadataClient(self)
 
     async def get(
         self,
@@ -218,7 +286,9 @@ class FakeClient:
         handled, result = await self._react(action)
         if handled:
             return _response(result)
-        return self.tracker.create(resource, obj, namespace=namespace)
+        return self.tracker.create(
+            resource, obj, namespace=namespace, field_manager=self.field_manager
+        )
 
     async def update(
         self, resource: Resource, obj: Mapping[str, Any], *, namespace: str | None = None
@@ -227,7 +297,9 @@ class FakeClient:
         handled, result = await self._react(action)
         if handled:
             return _response(result)
-        return self.tracker.update(resource, obj, namespace=namespace)
+        return self.tracker.update(
+            resource, obj, namespace=namespace, field_manager=self.field_manager
+        )
 
     async def update_status(
         self, resource: Resource, obj: Mapping[str, Any], *, namespace: str | None = None
@@ -236,7 +308,13 @@ class FakeClient:
         handled, result = await self._react(action)
         if handled:
             return _response(result)
-        return self.tracker.update(resource, obj, namespace=namespace, subresource="status")
+        return self.tracker.update(
+            resource,
+            obj,
+            namespace=namespace,
+            subresource="status",
+            field_manager=self.field_manager,
+        )
 
     async def patch(
         self,
@@ -250,6 +328,11 @@ class FakeClient:
         field_manager: str | None = None,
         force: bool | None = None,
     ) -> Object:
+        """PATCH, server-side apply included (see the module docstring); like
+        :meth:`ApiClient.patch <kcontrol.client.ApiClient.patch>`, an apply without
+        ``field_manager`` is a ValueError."""
+        if PatchType(patch_type) is PatchType.APPLY and not field_manager:
+            raise ValueError("server-side apply requires field_manager")
         action = Action(
             verb="patch",
             resource=resource,
@@ -270,6 +353,8 @@ class FakeClient:
             patch_type=patch_type,
             namespace=namespace,
             subresource=subresource,
+            field_manager=field_manager or self.field_manager,
+            force=force,
         )
 
     async def delete(

@@ -19,9 +19,9 @@
     ignored;
   * every other list is replaced wholesale, as in a merge patch.
 
-- Server-side apply (:attr:`PatchType.APPLY`) is not implemented: it raises a 415
-  ``UnsupportedMediaType`` :class:`ApiError`, what a server answers for a patch type a resource
-  does not support.
+- Server-side apply (:attr:`PatchType.APPLY`) is not a patch of this module: the tracker
+  serves it with field ownership (:mod:`kcontrol.testing._apply`); :func:`apply_patch` refuses
+  it with a 415 ``UnsupportedMediaType`` :class:`ApiError`.
 
 The functions may modify and reuse ``target``: callers pass a private copy.
 """

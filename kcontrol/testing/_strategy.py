@@ -10,11 +10,37 @@ from __future__ import annotations
 import uuid
 from typing import Any, Final
 
-from kcontrol.client import DEPLOYMENTS, Object, Resource
+from kcontrol.client import (
+    CLUSTERROLEBINDINGS,
+    CLUSTERROLES,
+    CONFIGMAPS,
+    CONTROLLERREVISIONS,
+    DEPLOYMENTS,
+    ENDPOINTS,
+    ENDPOINTSLICES,
+    EVENTS,
+    LEASES,
+    LIMITRANGES,
+    NAMESPACES,
+    NODES,
+    PERSISTENTVOLUMECLAIMS,
+    PERSISTENTVOLUMES,
+    PRIORITYCLASSES,
+    RESOURCEQUOTAS,
+    ROLEBINDINGS,
+    ROLES,
+    SECRETS,
+    SERVICEACCOUNTS,
+    SERVICES,
+    STORAGECLASSES,
+    Object,
+    Resource,
+)
 from kcontrol.client._decode import decode_json, encode_json
 from kcontrol.errors import BadRequest, Conflict, Invalid, NotFound
 
 __all__ = [
+    "WITHOUT_GENERATION",
     "check_preconditions",
     "copy_object",
     "details",
@@ -36,8 +62,36 @@ SERVER_OWNED_METADATA: Final = (
 )
 """Metadata only the server sets: cleared on create, kept from the stored object on update."""
 
+WITHOUT_GENERATION: Final = frozenset(
+    {
+        CONFIGMAPS,
+        SECRETS,
+        EVENTS,
+        LEASES,
+        NAMESPACES,
+        SERVICES,
+        SERVICEACCOUNTS,
+        ENDPOINTS,
+        ENDPOINTSLICES,
+        NODES,
+        PERSISTENTVOLUMES,
+        PERSISTENTVOLUMECLAIMS,
+        LIMITRANGES,
+        RESOURCEQUOTAS,
+        ROLES,
+        ROLEBINDINGS,
+        CLUSTERROLES,
+        CLUSTERROLEBINDINGS,
+        PRIORITYCLASSES,
+        STORAGECLASSES,
+        CONTROLLERREVISIONS,
+    }
+)
+"""Built-in resources whose objects have no ``metadata.generation`` (their strategies never
+set it); every other resource, custom resources included, has one."""
+
 _ANNOTATIONS_BUMP_GENERATION: Final = frozenset({DEPLOYMENTS})
-_NOT_SPEC: Final = frozenset({"apiVersion", "kind", "metadata", "status"})
+_NOT_SPEC: Final = frozenset({"apiVersion", "kind", "metadata"})
 
 
 def copy_object(obj: Any) -> Any:
@@ -130,8 +184,9 @@ def check_preconditions(
         raise Conflict(prefix + message, details=details(resource, name))
 
 
-def prepare_for_create(new: Object, *, has_status: bool, now: str) -> None:
-    """Set the server-owned metadata of a new object (in place); a resource with a status
+def prepare_for_create(resource: Resource, new: Object, *, has_status: bool, now: str) -> None:
+    """Set the server-owned metadata of a new object (in place): ``generation: 1`` unless
+    the resource has none (:data:`WITHOUT_GENERATION`); a resource with a status
     subresource starts without status."""
     metadata = new["metadata"]
     if metadata.get("resourceVersion"):
@@ -140,7 +195,8 @@ def prepare_for_create(new: Object, *, has_status: bool, now: str) -> None:
         metadata.pop(field, None)
     metadata["uid"] = str(uuid.uuid4())
     metadata["creationTimestamp"] = now
-    metadata["generation"] = 1
+    if resource not in WITHOUT_GENERATION:
+        metadata["generation"] = 1
     if has_status:
         new.pop("status", None)
 
@@ -158,8 +214,9 @@ def prepare_for_update(
 
     A status write takes only ``status`` from ``incoming``. A main-resource write keeps the
     server-owned metadata and, with a status subresource, the stored status, and bumps
-    ``generation`` when the spec (anything outside metadata and status; for Deployments also
-    the annotations) changed. While the object is being deleted, no finalizer may be added.
+    ``generation`` (of a resource that has one) when anything outside ``metadata`` changed -
+    outside ``metadata`` and ``status`` with a status subresource; for Deployments also the
+    annotations. While the object is being deleted, no finalizer may be added.
     """
     stored_metadata = stored["metadata"]
     if status_only:
@@ -181,7 +238,9 @@ def prepare_for_update(
                 new["status"] = stored["status"]
             else:
                 new.pop("status", None)
-        if _spec(resource, new) != _spec(resource, stored):
+        if resource not in WITHOUT_GENERATION and _spec(resource, new, has_status) != _spec(
+            resource, stored, has_status
+        ):
             metadata["generation"] = int(stored_metadata.get("generation") or 0) + 1
     metadata = new["metadata"]
     if stored_metadata.get("deletionTimestamp"):
@@ -197,9 +256,11 @@ def prepare_for_update(
     return new
 
 
-def _spec(resource: Resource, obj: Object) -> Object:
+def _spec(resource: Resource, obj: Object, has_status: bool) -> Object:
     """The part of ``obj`` whose changes bump ``metadata.generation``."""
-    spec = {k: v for k, v in obj.items() if k not in _NOT_SPEC}
+    spec = {
+        k: v for k, v in obj.items() if k not in _NOT_SPEC and not (has_status and k == "status")
+    }
     if resource in _ANNOTATIONS_BUMP_GENERATION:
         spec["metadata.annotations"] = obj["metadata"].get("annotations") or {}
     return spec

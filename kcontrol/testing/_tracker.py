@@ -5,21 +5,40 @@ Every write takes the next value of one global counter as its ``metadata.resourc
 and is appended to a per-resource history that watches replay from. The rules follow the real
 API server where a controller can observe the difference:
 
-- create sets ``uid``, ``creationTimestamp`` and ``generation: 1``, supports ``generateName``,
-  refuses an existing name (AlreadyExists) or a preset ``resourceVersion`` (BadRequest), and
-  drops ``status`` for resources with a status subresource;
+- create sets ``uid``, ``creationTimestamp`` and ``generation: 1`` (not for the built-in
+  kinds that have no generation, such as ConfigMaps and Secrets), supports
+  ``generateName``, refuses an existing name (AlreadyExists) or a preset
+  ``resourceVersion`` (BadRequest), and drops ``status`` for resources with a status
+  subresource;
 - update and patch check ``metadata.resourceVersion`` and ``metadata.uid`` when the request
-  carries them (Conflict), keep server-owned metadata, keep ``status`` for resources with a
-  status subresource, bump ``generation`` when anything outside ``metadata``/``status`` changes
-  (for Deployments also when annotations change), and write nothing at all when nothing
-  changed;
-- status writes change only ``status`` and never ``generation``;
+  carries them (Conflict), keep server-owned metadata, keep the stored ``status`` for
+  resources with a status subresource (a status change through the main resource is
+  dropped), bump ``generation`` when anything outside ``metadata`` and ``status`` changes
+  (for Deployments also when annotations change; without a status subresource, as for a
+  custom resource without one, a status change bumps it too), and write nothing at all
+  when nothing changed;
+- status writes (``subresource="status"``: update, patch, apply) change only ``status`` and
+  never ``generation``; a resource without a status subresource answers them NotFound.
+  Which resources have one: :data:`STATUS_SUBRESOURCES` by default, else the constructor's
+  ``status_subresources``, plus :meth:`ObjectTracker.add_status_subresource` and
+  :meth:`ObjectTracker.register`. (The real server's built-in status strategies let a few
+  metadata changes through a status write, e.g. a Deployment's annotations; here a status
+  write changes status only, as a custom resource's does.)
+- server-side apply (``patch_type=PatchType.APPLY``) creates the object when it does not
+  exist, merges the applied configuration, and keeps ``metadata.managedFields`` with the
+  server's rules and format (:mod:`kcontrol.testing._fieldmanager`): conflicts with other
+  managers' fields (409 unless ``force``), removal of fields the applier stopped applying;
+  creates, updates and non-apply patches record their changes under their field manager
+  (operation ``Update``). Lists and maps merge as :mod:`kcontrol.testing._shape` describes;
+  no defaulting is done (the real server fills in defaults of built-in kinds, and its
+  managedFields then own them too);
 - delete checks ``uid``/``resourceVersion`` preconditions; an object with finalizers only gets
   a ``deletionTimestamp``, and is removed once an update drops its last finalizer (no new
   finalizers may be added meanwhile).
 
-Not modelled: admission (e.g. namespace existence), validation beyond the above, garbage
-collection and propagation policies, graceful pod deletion, historical (``Exact``) lists.
+Not modelled: admission (e.g. namespace existence), validation beyond the above, defaulting,
+garbage collection and propagation policies, graceful pod deletion, historical (``Exact``)
+lists.
 
 Stored objects are never mutated in place (a write stores a new dict), so the history can share
 them; everything handed out is a deep copy.
@@ -32,20 +51,30 @@ import binascii
 import builtins
 import random
 import uuid
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any, Final, NamedTuple
 
 import orjson
 
 from kcontrol.client import (
-    CONFIGMAPS,
+    BUILTIN_RESOURCES,
+    CRONJOBS,
+    CUSTOMRESOURCEDEFINITIONS,
+    DAEMONSETS,
     DEPLOYMENTS,
-    EVENTS,
-    LEASES,
+    HORIZONTALPODAUTOSCALERS,
+    INGRESSES,
+    JOBS,
     NAMESPACES,
+    NODES,
+    PERSISTENTVOLUMECLAIMS,
+    PERSISTENTVOLUMES,
+    PODDISRUPTIONBUDGETS,
     PODS,
     REPLICASETS,
-    SECRETS,
+    RESOURCEQUOTAS,
+    SERVICES,
+    STATEFULSETS,
     ListOptions,
     Object,
     PatchType,
@@ -60,9 +89,18 @@ from kcontrol.errors import (
     NotFound,
     ServerTimeout,
 )
+from kcontrol.testing._apply import (
+    DEFAULT_FIELD_MANAGER,
+    apply_config,
+    check_write_options,
+    record_apply,
+    record_update,
+)
 from kcontrol.testing._filter import ObjectFilter
 from kcontrol.testing._patch import apply_patch
+from kcontrol.testing._shape import BuiltinShape, SchemaShape, Shape
 from kcontrol.testing._strategy import (
+    WITHOUT_GENERATION,
     check_preconditions,
     copy_object,
     details,
@@ -76,19 +114,32 @@ from kcontrol.testing._strategy import (
 )
 from kcontrol.testing._watch import ADDED, DELETED, MODIFIED, Watcher
 
-__all__ = ["BUILTIN_RESOURCES", "ObjectTracker"]
+__all__ = ["STATUS_SUBRESOURCES", "ObjectTracker"]
 
-BUILTIN_RESOURCES: Final[Mapping[Resource, bool]] = {
-    PODS: True,
-    DEPLOYMENTS: True,
-    REPLICASETS: True,
-    NAMESPACES: True,
-    EVENTS: False,
-    LEASES: False,
-    CONFIGMAPS: False,
-    SECRETS: False,
-}
-"""The resources every tracker knows, each mapped to whether it has a status subresource."""
+STATUS_SUBRESOURCES: Final = frozenset(
+    {
+        PODS,
+        SERVICES,
+        NAMESPACES,
+        NODES,
+        PERSISTENTVOLUMES,
+        PERSISTENTVOLUMECLAIMS,
+        RESOURCEQUOTAS,
+        DEPLOYMENTS,
+        REPLICASETS,
+        STATEFULSETS,
+        DAEMONSETS,
+        JOBS,
+        CRONJOBS,
+        HORIZONTALPODAUTOSCALERS,
+        PODDISRUPTIONBUDGETS,
+        INGRESSES,
+        CUSTOMRESOURCEDEFINITIONS,
+    }
+)
+"""The built-in resources served with a status subresource: a tracker's default."""
+
+_BUILTIN_SHAPE: Final[Shape] = BuiltinShape()
 
 _NAME_SUFFIX_ALPHABET: Final = "bcdfghjklmnpqrstvwxz2456789"
 _INITIAL_EVENTS_END: Final = {"k8s.io/initial-events-end": "true"}
@@ -104,6 +155,13 @@ class _Change(NamedTuple):
     old: Object | None
 
 
+def _set_managed_fields(metadata: dict[str, Any], entries: Any) -> None:
+    if entries:
+        metadata["managedFields"] = entries
+    else:
+        metadata.pop("managedFields", None)
+
+
 def _etcd_order(key: _Key) -> str:
     return f"{key[0]}/{key[1]}" if key[0] else key[1]
 
@@ -113,12 +171,22 @@ class ObjectTracker:
 
     All methods are synchronous and raise :class:`~kcontrol.errors.ApiError` subclasses as the
     server would. ``namespace`` arguments default to the object's own; a namespaced resource
-    needs one from either place (BadRequest otherwise). Resources outside
-    :data:`BUILTIN_RESOURCES` are registered on first use (without a status subresource) or
-    explicitly with :meth:`register`.
+    needs one from either place (BadRequest otherwise). The built-in resources
+    (:data:`kcontrol.client.BUILTIN_RESOURCES`) are known from the start; others are
+    registered on first use (without a status subresource) or explicitly with
+    :meth:`register`. ``status_subresources`` lists the resources served with a status
+    subresource (default :data:`STATUS_SUBRESOURCES`, the built-ins that have one).
+
+    Writes record ownership under ``field_manager`` (default ``"kcontrol"``, what the
+    server derives from :class:`~kcontrol.client.ApiClient`'s user agent).
     """
 
-    def __init__(self, *, clock: Clock | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        clock: Clock | None = None,
+        status_subresources: Iterable[Resource] | None = None,
+    ) -> None:
         self._clock: Clock = clock or RealClock()
         self._random = random.Random()
         # Invariant: _resource_version is the highest resourceVersion ever assigned; every
@@ -127,24 +195,49 @@ class ObjectTracker:
         self._compacted = 0
         self._by_kind: dict[tuple[str, str], Resource] = {}
         self._status_subresource: set[Resource] = set()
+        self._shapes: dict[Resource, Shape] = {}
         self._objects: dict[Resource, dict[_Key, Object]] = {}
         self._history: dict[Resource, list[_Change]] = {}
         self._watchers: dict[Resource, list[Watcher]] = {}
-        for resource, has_status in BUILTIN_RESOURCES.items():
-            self.register(resource, status_subresource=has_status)
+        with_status = set(
+            STATUS_SUBRESOURCES if status_subresources is None else status_subresources
+        )
+        for resource in (*BUILTIN_RESOURCES, *with_status):
+            self.register(resource, status_subresource=resource in with_status)
 
     # -- resources and versions ----------------------------------------------------------
 
-    def register(self, resource: Resource, *, status_subresource: bool = False) -> None:
-        """Make ``resource`` known, so seed objects of its kind map to it."""
+    def register(
+        self,
+        resource: Resource,
+        *,
+        status_subresource: bool = False,
+        schema: Mapping[str, Any] | None = None,
+    ) -> None:
+        """Make ``resource`` known, so seed objects of its kind map to it.
+
+        ``status_subresource`` says whether it is served with one; ``schema``, a
+        CustomResourceDefinition version's ``openAPIV3Schema``, tells server-side apply how
+        its lists and maps merge (without one, the built-in kinds' rules by field name)."""
         self._by_kind[(resource.api_version, resource.kind)] = resource
         if status_subresource:
             self._status_subresource.add(resource)
         else:
             self._status_subresource.discard(resource)
+        if schema is not None:
+            self._shapes[resource] = SchemaShape(schema)
         self._objects.setdefault(resource, {})
         self._history.setdefault(resource, [])
         self._watchers.setdefault(resource, [])
+
+    def add_status_subresource(self, resource: Resource) -> None:
+        """Serve ``resource`` (registering it if new) with a status subresource."""
+        if resource not in self._objects:
+            self.register(resource)
+        self._status_subresource.add(resource)
+
+    def _shape(self, resource: Resource) -> Shape:
+        return self._shapes.get(resource, _BUILTIN_SHAPE)
 
     def resource_for(self, api_version: str, kind: str) -> Resource:
         """The registered resource serving ``kind`` at ``api_version``."""
@@ -293,8 +386,9 @@ class ObjectTracker:
     def add(self, obj: Mapping[str, Any], resource: Resource | None = None) -> Object:
         """Store ``obj`` as given, creating or replacing it without any checks: the way to
         seed state, or to simulate another writer. Missing ``uid``/``creationTimestamp``/
-        ``generation`` are filled in; ``resourceVersion`` is always assigned. ``resource``
-        defaults to the one registered for the object's apiVersion and kind."""
+        ``generation`` are filled in; ``resourceVersion`` is always assigned;
+        ``managedFields`` stay as given. ``resource`` defaults to the one registered for the
+        object's apiVersion and kind."""
         new: Object = copy_object(obj)
         if resource is None:
             resource = self.resource_for(str(new.get("apiVersion")), str(new.get("kind")))
@@ -307,13 +401,19 @@ class ObjectTracker:
         set_scope(resource, metadata, namespace)
         metadata.setdefault("uid", str(uuid.uuid4()))
         metadata.setdefault("creationTimestamp", self._now())
-        metadata.setdefault("generation", 1)
+        if resource not in WITHOUT_GENERATION:
+            metadata.setdefault("generation", 1)
         old = self._store(resource).get((namespace, name))
         metadata["resourceVersion"] = self._next_resource_version()
         return self._commit(resource, ADDED if old is None else MODIFIED, new, old)
 
     def create(
-        self, resource: Resource, obj: Mapping[str, Any], *, namespace: str | None = None
+        self,
+        resource: Resource,
+        obj: Mapping[str, Any],
+        *,
+        namespace: str | None = None,
+        field_manager: str = DEFAULT_FIELD_MANAGER,
     ) -> Object:
         new: Object = copy_object(obj)
         set_kind(resource, new)
@@ -337,7 +437,18 @@ class ObjectTracker:
                 f'{qualified(resource)} "{name}" already exists',
                 details=details(resource, name),
             )
-        prepare_for_create(new, has_status=resource in self._status_subresource, now=self._now())
+        has_status = resource in self._status_subresource
+        prepare_for_create(resource, new, has_status=has_status, now=self._now())
+        record_update(
+            resource,
+            self._shape(resource),
+            None,
+            new,
+            manager=field_manager,
+            status_only=False,
+            has_status=has_status,
+            now=self._now(),
+        )
         metadata["resourceVersion"] = self._next_resource_version()
         return self._commit(resource, ADDED, new, None)
 
@@ -348,6 +459,7 @@ class ObjectTracker:
         *,
         namespace: str | None = None,
         subresource: str | None = None,
+        field_manager: str = DEFAULT_FIELD_MANAGER,
     ) -> Object:
         """PUT the object (``subresource="status"``: only its status)."""
         incoming: Object = copy_object(obj)
@@ -360,7 +472,9 @@ class ObjectTracker:
         status_only = self._status_only(resource, name, subresource)
         old = self._existing(resource, namespace, name)
         check_preconditions(resource, old, metadata.get("uid"), metadata.get("resourceVersion"))
-        return self._replace(resource, old, incoming, status_only=status_only)
+        return self._replace(
+            resource, old, incoming, status_only=status_only, manager=field_manager
+        )
 
     def patch(
         self,
@@ -371,12 +485,32 @@ class ObjectTracker:
         patch_type: PatchType = PatchType.MERGE,
         namespace: str | None = None,
         subresource: str | None = None,
+        field_manager: str | None = None,
+        force: bool | None = None,
     ) -> Object:
         """Apply ``patch`` to the stored object (see :mod:`kcontrol.testing._patch` for the
         supported patch types). A patch that sets ``metadata.resourceVersion`` or
-        ``metadata.uid`` makes it a precondition, as on the real server."""
+        ``metadata.uid`` makes it a precondition, as on the real server.
+
+        Server-side apply (:attr:`PatchType.APPLY`, ``field_manager`` required) creates the
+        object if it does not exist and takes ``force``; the other patch types record their
+        changes under ``field_manager`` (default ``"kcontrol"``) and refuse ``force``."""
+        patch_type = PatchType(patch_type)
+        is_apply = patch_type is PatchType.APPLY
+        check_write_options(apply=is_apply, field_manager=field_manager, force=force)
         namespace = self._namespace(resource, namespace, None)
         status_only = self._status_only(resource, name, subresource)
+        if is_apply:
+            assert field_manager is not None  # checked above
+            return self._apply(
+                resource,
+                name,
+                namespace,
+                patch,
+                manager=field_manager,
+                force=bool(force),
+                status_only=status_only,
+            )
         old = self._existing(resource, namespace, name)
         patched = apply_patch(copy_object(old), patch, patch_type)
         metadata = patched.get("metadata")
@@ -389,7 +523,63 @@ class ObjectTracker:
         if (patched.get("apiVersion"), patched.get("kind")) != (old["apiVersion"], old["kind"]):
             raise BadRequest("the patch must not change apiVersion or kind")
         check_preconditions(resource, old, metadata.get("uid"), metadata.get("resourceVersion"))
-        return self._replace(resource, old, patched, status_only=status_only)
+        return self._replace(
+            resource,
+            old,
+            patched,
+            status_only=status_only,
+            manager=field_manager or DEFAULT_FIELD_MANAGER,
+        )
+
+    def _apply(
+        self,
+        resource: Resource,
+        name: str,
+        namespace: str,
+        patch: Any,
+        *,
+        manager: str,
+        force: bool,
+        status_only: bool,
+    ) -> Object:
+        """Server-side apply: merge, ownership and conflicts, then the usual write rules."""
+        config = apply_config(
+            resource, name, namespace, patch, served=lambda v, k: (v, k) in self._by_kind
+        )
+        old = self._store(resource).get((namespace, name))
+        if old is None and status_only:
+            raise not_found(resource, name)
+        if old is not None:
+            requested = config["metadata"]
+            check_preconditions(
+                resource, old, requested.get("uid"), requested.get("resourceVersion")
+            )
+        has_status = resource in self._status_subresource
+        merged, managed_fields = record_apply(
+            resource,
+            self._shape(resource),
+            old,
+            config,
+            manager=manager,
+            force=force,
+            status_only=status_only,
+            has_status=has_status,
+            now=self._now(),
+        )
+        set_kind(resource, merged)
+        metadata = metadata_of(merged)
+        set_scope(resource, metadata, namespace)
+        metadata["name"] = name
+        if old is None:
+            prepare_for_create(resource, merged, has_status=has_status, now=self._now())
+            _set_managed_fields(metadata, managed_fields)
+            metadata["resourceVersion"] = self._next_resource_version()
+            return self._commit(resource, ADDED, merged, None)
+        new = prepare_for_update(
+            resource, old, merged, status_only=status_only, has_status=has_status
+        )
+        _set_managed_fields(new["metadata"], managed_fields)
+        return self._store_replacement(resource, old, new)
 
     def delete(
         self,
@@ -433,16 +623,33 @@ class ObjectTracker:
         }
 
     def _replace(
-        self, resource: Resource, old: Object, incoming: Object, *, status_only: bool
+        self,
+        resource: Resource,
+        old: Object,
+        incoming: Object,
+        *,
+        status_only: bool,
+        manager: str,
     ) -> Object:
         """Store ``incoming`` in place of ``old`` under the update rules."""
+        has_status = resource in self._status_subresource
         new = prepare_for_update(
-            resource,
-            old,
-            incoming,
-            status_only=status_only,
-            has_status=resource in self._status_subresource,
+            resource, old, incoming, status_only=status_only, has_status=has_status
         )
+        record_update(
+            resource,
+            self._shape(resource),
+            old,
+            new,
+            manager=manager,
+            status_only=status_only,
+            has_status=has_status,
+            now=self._now(),
+        )
+        return self._store_replacement(resource, old, new)
+
+    def _store_replacement(self, resource: Resource, old: Object, new: Object) -> Object:
+        """Store ``new`` (prepared) in place of ``old``, unless nothing changed."""
         metadata = new["metadata"]
         if new == old:
             unchanged: Object = copy_object(old)

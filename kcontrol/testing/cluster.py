@@ -35,7 +35,7 @@ import json
 import signal
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -45,7 +45,9 @@ from kcontrol.testing._kwok import kwok_config, node_manifest
 from kcontrol.testing.envtest import (
     ControlPlane,
     ControlPlaneError,
+    CRDSource,
     _free_port,
+    _parse_command_line,
     _Process,
     _tail,
     find_binary,
@@ -86,6 +88,8 @@ class Cluster(ControlPlane):
     - ``controllers``: kube-controller-manager's ``--controllers`` list.
     - ``extra_args``: more flags per component name (``{KUBE_CONTROLLER_MANAGER: [...]}``), after
       the defaults, so a later flag wins; ``extra_apiserver_args`` as for the control plane.
+    - ``crds``: CustomResourceDefinitions installed once the apiserver is up, before the other
+      components start (see :class:`~kcontrol.testing.envtest.ControlPlane`).
 
     Start-up raises :class:`ControlPlaneError` with the failing component's log tail.
     """
@@ -99,8 +103,11 @@ class Cluster(ControlPlane):
         extra_args: dict[str, Sequence[str]] | None = None,
         extra_apiserver_args: Sequence[str] = (),
         start_timeout: float = 90.0,
+        crds: CRDSource | Iterable[CRDSource] = (),
     ) -> None:
-        super().__init__(extra_apiserver_args=extra_apiserver_args, start_timeout=start_timeout)
+        super().__init__(
+            extra_apiserver_args=extra_apiserver_args, start_timeout=start_timeout, crds=crds
+        )
         unknown = set(extra_args or {}) - set(COMPONENTS)
         if unknown:
             raise ValueError(f"extra_args for unknown components: {sorted(unknown)}")
@@ -337,10 +344,12 @@ async def _request(
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m kcontrol.testing.cluster [--] COMMAND ARGS...``: run a command against a
-    local cluster (control plane, scheduler, KCM without its deployment and replicaset
-    controllers, three kwok nodes); see :func:`kcontrol.testing.envtest.run_command`."""
-    return run_command(Cluster(), argv)
+    """``python -m kcontrol.testing.cluster [--crds PATH]... [--] COMMAND ARGS...``: run a
+    command against a local cluster (control plane, scheduler, KCM without its deployment
+    and replicaset controllers, three kwok nodes) with those CRDs installed; see
+    :mod:`kcontrol.testing.envtest`."""
+    crds, command = _parse_command_line(argv, module="kcontrol.testing.cluster")
+    return run_command(Cluster(crds=crds), command)
 
 
 if __name__ == "__main__":

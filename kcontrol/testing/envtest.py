@@ -2,9 +2,10 @@
 
 ::
 
-    async with ControlPlane() as cp:
+    async with ControlPlane(crds=["config/crd"]) as cp:   # CRDs installed and served
         cfg = await cp.kube_configuration()          # kubernetes_asyncio Configuration
         subprocess.run([cp.binary("kubectl"), "--kubeconfig", cp.kubeconfig_path, "get", "ns"])
+        await cp.install_crds([{"apiVersion": "apiextensions.k8s.io/v1", ...}])
 
 The binaries (``etcd``, ``kube-apiserver``, ``kubectl``) are looked up in ``$KCONTROL_ASSETS``,
 then ``$KUBEBUILDER_ASSETS`` (controller-runtime's convention), then the per-version cache that
@@ -16,10 +17,33 @@ an administrator (``system:masters``) and unprivileged users for RBAC tests (:da
 Processes run in their own session; they are managed with plain :mod:`subprocess`, so a control
 plane started in one event loop can be stopped, or its apiserver restarted, from another (pytest
 gives each test its own loop). On exit both processes are stopped and the temp dir removed.
+
+CustomResourceDefinitions (controller-runtime envtest's ``CRDInstallOptions``): ``crds`` -
+files (YAML, several documents per file are fine, or JSON), directories (every ``.yaml``,
+``.yml`` and ``.json`` file in them) or dicts - are read when the plane is built (a missing
+path fails at once) and installed when it starts; :meth:`ControlPlane.install_crds` installs
+more on a running plane. Installing creates each CRD or updates the one already there, then
+waits until each is ``Established`` and every served version answers a LIST, so a controller
+started next finds its resources; :class:`ControlPlaneError` names the CRD that was not ready
+in time. :meth:`ControlPlane.uninstall_crds` deletes them and waits until they are gone.
+
+From the command line, the control plane runs one command and stops with it::
+
+    python -m kcontrol.testing.envtest [--crds PATH]... [--] COMMAND ARGS...
+
+Every ``{kubeconfig}`` in the arguments is replaced by the path of an administrator's
+kubeconfig, which is also ``$KUBECONFIG`` in the command's environment; the exit code is the
+command's. For example ``python -m kcontrol.testing.envtest --crds config/crd -- pytest
+tests/e2e`` runs a test suite against a fresh apiserver with the project's CRDs, and
+``python -m kcontrol.testing.envtest -- kubectl --kubeconfig {kubeconfig} get ns`` a single
+command. Without a command it serves until interrupted (Ctrl-C), printing where. SIGINT and
+SIGTERM are passed on to the command. :mod:`kcontrol.testing.cluster` takes the same
+arguments for a whole cluster.
 """
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import json
 import os
@@ -31,7 +55,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Self
@@ -39,13 +63,16 @@ from typing import Any, Self
 import aiohttp
 from kubernetes_asyncio import client, config
 
+from kcontrol.client import ApiClient, ClientConfig, Object, StaticTokenAuth
 from kcontrol.errors import KcontrolError
+from kcontrol.testing._crds import CRDSource, install_crds, load_crds, uninstall_crds
 from kcontrol.testing._pki import Pki, write_pki
 
 __all__ = [
     "ADMIN",
     "K8S_VERSION",
     "USERS",
+    "CRDSource",
     "ControlPlane",
     "ControlPlaneError",
     "find_binary",
@@ -150,6 +177,8 @@ class ControlPlane:
 
     ``extra_apiserver_args`` are appended to kube-apiserver's command line (a later flag wins,
     e.g. ``["--min-request-timeout=5"]``). ``start_timeout`` bounds each component's start-up.
+    ``crds`` (files, directories or dicts; see the module docstring) are read now and
+    installed by :meth:`start`, each given ``crd_install_timeout`` seconds to be served.
     """
 
     def __init__(
@@ -157,9 +186,13 @@ class ControlPlane:
         *,
         extra_apiserver_args: Sequence[str] = (),
         start_timeout: float = 90.0,
+        crds: CRDSource | Iterable[CRDSource] = (),
+        crd_install_timeout: float = 30.0,
     ) -> None:
         self.extra_apiserver_args = list(extra_apiserver_args)
         self.start_timeout = start_timeout
+        self.crds: list[Object] = load_crds(crds)
+        self.crd_install_timeout = crd_install_timeout
         self._dir: Path | None = None
         self._pki: Pki | None = None
         self._tokens: dict[str, str] = {}
@@ -276,6 +309,8 @@ class ControlPlane:
             await self._wait_etcd()
             self._apiserver = self._apiserver_process(apiserver_bin)
             await self.start_apiserver()
+            if self.crds:
+                await self.install_crds(self.crds)
         except BaseException:
             self.stop()
             raise
@@ -312,6 +347,41 @@ class ControlPlane:
         """Stop and start kube-apiserver; the data in etcd survives."""
         await self.stop_apiserver()
         await self.start_apiserver()
+
+    def admin_client(self) -> ApiClient:
+        """A new unthrottled :class:`~kcontrol.client.ApiClient` for the administrator; the
+        caller closes it (``async with``)."""
+        config = ClientConfig(
+            host=self.host, auth=StaticTokenAuth(self.token()), ca_file=str(self.ca_file)
+        )
+        return ApiClient(config, qps=0)
+
+    async def install_crds(
+        self, sources: CRDSource | Iterable[CRDSource], *, max_time: float | None = None
+    ) -> list[Object]:
+        """Create or update the CRDs of ``sources`` and wait until each is established and
+        served (at most ``max_time`` seconds, default ``crd_install_timeout``); the CRDs as
+        stored. :class:`ControlPlaneError` names a CRD that was not ready in time."""
+        crds = load_crds(sources)
+        async with self.admin_client() as client:
+            try:
+                return await install_crds(
+                    client, crds, max_time=max_time or self.crd_install_timeout
+                )
+            except TimeoutError as error:
+                raise ControlPlaneError(str(error)) from None
+
+    async def uninstall_crds(
+        self, sources: CRDSource | Iterable[CRDSource], *, max_time: float | None = None
+    ) -> None:
+        """Delete the CRDs of ``sources`` (with their custom resources) and wait until they
+        are gone (at most ``max_time`` seconds, default ``crd_install_timeout``)."""
+        crds = load_crds(sources)
+        async with self.admin_client() as client:
+            try:
+                await uninstall_crds(client, crds, max_time=max_time or self.crd_install_timeout)
+            except TimeoutError as error:
+                raise ControlPlaneError(str(error)) from None
 
     # -- internals ------------------------------------------------------------------------
 
@@ -465,10 +535,36 @@ def run_command(plane: ControlPlane, argv: Sequence[str] | None = None) -> int:
     return asyncio.run(run())
 
 
+def _parse_command_line(
+    argv: Sequence[str] | None = None, *, module: str = "kcontrol.testing.envtest"
+) -> tuple[list[str], list[str]]:
+    """The ``--crds`` paths and the command of ``[--crds PATH]... [--] COMMAND ARGS...``."""
+    parser = argparse.ArgumentParser(
+        prog=f"python -m {module}",
+        description="Run COMMAND against a local control plane; {kubeconfig} in its arguments "
+        "becomes the admin kubeconfig's path.",
+    )
+    parser.add_argument(
+        "--crds",
+        action="append",
+        default=[],
+        metavar="PATH",
+        help="a CRD file or directory to install before the command (repeatable)",
+    )
+    parser.add_argument("command", nargs=argparse.REMAINDER, help="the command and its arguments")
+    args = parser.parse_args(sys.argv[1:] if argv is None else list(argv))
+    command = list(args.command)
+    if command[:1] == ["--"]:
+        command = command[1:]
+    return list(args.crds), command
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m kcontrol.testing.envtest [--] COMMAND ARGS...``: :func:`run_command` on a
-    local control plane (etcd + kube-apiserver)."""
-    return run_command(ControlPlane(), argv)
+    """``python -m kcontrol.testing.envtest [--crds PATH]... [--] COMMAND ARGS...``:
+    :func:`run_command` on a local control plane (etcd + kube-apiserver) with those CRDs
+    installed (see the module docstring)."""
+    crds, command = _parse_command_line(argv)
+    return run_command(ControlPlane(crds=crds), command)
 
 
 if __name__ == "__main__":

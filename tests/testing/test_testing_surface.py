@@ -28,6 +28,7 @@ def test_facade_surface_is_deliberate() -> None:
             "Reactor",
             "ReactorResult",
             "capture_logs",
+            "running",
         ]
     )
 
@@ -38,6 +39,7 @@ def test_envtest_and_cluster_surfaces_are_deliberate() -> None:
             "ADMIN",
             "K8S_VERSION",
             "USERS",
+            "CRDSource",
             "ControlPlane",
             "ControlPlaneError",
             "find_binary",
