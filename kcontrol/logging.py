@@ -10,8 +10,8 @@ pairs, never formatted into the message::
 
 Where the lines go - the promise to library users: **through the standard library's**
 :mod:`logging` **and nothing else**, to the logger named after the module (``kcontrol.*``,
-``controllers.*``). An application that only sets up stdlib logging sees kcontrol's lines
-with its own levels, handlers and filters, and nothing is printed that stdlib logging does
+``kcontrol_controllers.*``). An application that only sets up stdlib logging sees kcontrol's
+lines with its own levels, handlers and filters, and nothing is printed that stdlib logging does
 not let through; structlog's global configuration is neither needed nor touched. A record's
 message is a :class:`LogMessage`, whose ``str`` - what ``%(message)s`` shows - is the event
 followed by the context as ``key=value`` pairs::
@@ -47,6 +47,7 @@ __all__ = [
     "LogFormat",
     "LogMessage",
     "configure",
+    "configure_unless_configured",
     "get_logger",
     "level_for_verbosity",
 ]
@@ -242,3 +243,17 @@ def configure(
     library_level = logging.NOTSET if verbosity >= _LIBRARY_DEBUG_VERBOSITY else logging.WARNING
     for name in _CHATTY_LIBRARIES:
         logging.getLogger(name).setLevel(library_level)
+
+
+def configure_unless_configured(*, log_format: LogFormat = "console", verbosity: int = 0) -> bool:
+    """:func:`configure` only when the application has not set up logging itself.
+
+    "Set up" means the root logger has a handler (``logging.basicConfig``, a framework's
+    config, or an earlier :func:`configure`). Returns whether it configured. This is what a
+    :class:`~kcontrol.manager.Manager` does when it starts, so that an operator's log lines
+    appear at INFO without a line of set-up, while an application's own logging wins.
+    """
+    if logging.getLogger().handlers:
+        return False
+    configure(log_format=log_format, verbosity=verbosity)
+    return True

@@ -8,6 +8,7 @@
   any number of event handlers (:class:`ResourceEventHandler`), each with its own buffer and
   delivery task.
 - :class:`SharedInformerFactory` shares one informer per collection between controllers.
+- :class:`CacheReader` answers ``get``/``list`` from those informers' caches (no API call).
 - :class:`Lister` reads a cache by namespace, name, label selector or index.
 - :func:`strip_managed_fields` and :func:`intern_strings` are transforms that shrink a cache
   (reflectors intern by default: ``ReflectorOptions.intern_strings``).
@@ -19,6 +20,7 @@ Objects are plain dicts shared between the cache and every reader: never mutate 
 from kcontrol._gc import set_gc_freeze_after_sync
 from kcontrol.errors import InactivityTimeoutError
 from kcontrol.informers._backoff import BackoffManager, ExponentialBackoff
+from kcontrol.informers._cache_reader import CacheReader
 from kcontrol.informers._factory import SharedInformerFactory
 from kcontrol.informers._keys import (
     DeletedFinalStateUnknown,
@@ -62,6 +64,7 @@ __all__ = [
     "MINIMUM_RESYNC_PERIOD",
     "NAMESPACE_INDEX",
     "BackoffManager",
+    "CacheReader",
     "DeletedFinalStateUnknown",
     "ExponentialBackoff",
     "InactivityTimeoutError",

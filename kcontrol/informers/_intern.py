@@ -5,7 +5,7 @@ A JSON decoder creates a new ``str`` for every value it reads, so 50,000 cached 
 objects arrive leaves one copy of each; the objects' values are unchanged (``str`` is
 immutable), only their identity is shared. Interned strings are freed like any other once
 nothing refers to them. Reflectors do it by default (``ReflectorOptions.intern_strings``);
-the cost and the saving, measured by ``bench/informer/``, are in the README.
+the cost and the saving, measured by ``bench/informer/``, are in docs/benchmarks.md.
 """
 
 from __future__ import annotations

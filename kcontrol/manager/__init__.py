@@ -4,15 +4,23 @@
 controllers: the same flags, the same lease, the same ``/healthz`` style. Controllers come from
 a :class:`ControllerRegistry` (by default the ``kcontrol.controllers`` entry points); each is a
 factory that receives a :class:`ControllerContext` and returns a :class:`Runnable`.
-:class:`Manager` is the lifecycle behind ``main``; :class:`HealthServer` the health and metrics
-endpoint, which :class:`SecureServer` serves over HTTPS behind delegated authentication and
-authorization (kube-controller-manager's secure port; kcontrol's own Lease and port by default:
-:data:`DEFAULT_LEASE_NAME`, :data:`DEFAULT_SECURE_PORT`).
+:class:`Manager` is the lifecycle behind ``main``, and an operator's manager on its own
+(``Manager(name="website-operator")``: :meth:`ManagerOptions.for_operator` defaults,
+controllers added with :mod:`kcontrol.builder`, run by :meth:`Manager.main`).
+:class:`HealthServer` is the health and metrics endpoint, which :class:`SecureServer` serves
+over HTTPS behind delegated authentication and authorization (kube-controller-manager's secure
+port; kcontrol's own Lease and port by default: :data:`DEFAULT_LEASE_NAME`,
+:data:`DEFAULT_SECURE_PORT`).
 """
 
 from kcontrol.manager._health import HealthCheck, HealthServer, NamedCheck
-from kcontrol.manager._main import main, new_metrics_registry
-from kcontrol.manager._manager import Manager, default_identity, load_client_config
+from kcontrol.manager._main import main
+from kcontrol.manager._manager import (
+    Manager,
+    default_identity,
+    load_client_config,
+    new_metrics_registry,
+)
 from kcontrol.manager._options import (
     DEFAULT_LEASE_NAME,
     DEFAULT_LEASE_NAMESPACE,

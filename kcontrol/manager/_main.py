@@ -13,39 +13,20 @@ reason in its message (the event), not as a field: it is the one line an operato
 from __future__ import annotations
 
 import asyncio
-import signal
 import sys
 from collections.abc import Sequence
 
-from prometheus_client import CollectorRegistry, GCCollector, PlatformCollector, ProcessCollector
-
 import kcontrol
 from kcontrol import logging as kcontrol_logging
-from kcontrol.client import ConfigError
-from kcontrol.errors import ApiServerNotHealthy, KcontrolError
-from kcontrol.leaderelection import LeadershipLost
 from kcontrol.logging import get_logger
-from kcontrol.manager._manager import COMPONENT, Manager
-from kcontrol.manager._options import ManagerOptions, OptionsError, parse_args
+from kcontrol.manager._manager import COMPONENT, Manager, new_metrics_registry
+from kcontrol.manager._options import OptionsError, parse_args
+from kcontrol.manager._process import EXIT_OK, EXIT_USAGE, serve
 from kcontrol.manager._registry import ControllerRegistry
 
 __all__ = ["main", "new_metrics_registry"]
 
 _log = get_logger(__name__)
-
-EXIT_OK = 0
-EXIT_FAILED = 1
-EXIT_USAGE = 2
-
-
-def new_metrics_registry() -> CollectorRegistry:
-    """A Prometheus registry with the process, platform and GC collectors, as the global
-    registry has them; the manager serves it on ``/metrics``."""
-    registry = CollectorRegistry()
-    ProcessCollector(registry=registry)
-    PlatformCollector(registry=registry)
-    GCCollector(registry=registry)
-    return registry
 
 
 def main(
@@ -72,63 +53,4 @@ def main(
         print(f"{COMPONENT}: {error}", file=sys.stderr)
         return EXIT_USAGE
     kcontrol_logging.configure(log_format=options.log_format, verbosity=options.verbosity)
-    return asyncio.run(_serve(options, controllers))
-
-
-async def _serve(options: ManagerOptions, controllers: ControllerRegistry) -> int:
-    manager = Manager(options, controllers, registry=new_metrics_registry())
-    loop = asyncio.get_running_loop()
-    stop_signals = (signal.SIGTERM, signal.SIGINT)
-    for signum in stop_signals:
-        loop.add_signal_handler(signum, _on_signal, manager, signum)
-    try:
-        await manager.run()
-    except asyncio.CancelledError:
-        if not manager.shutting_down:
-            raise
-        task = asyncio.current_task()
-        if task is not None:
-            task.uncancel()
-        _log.info("stopped cleanly")
-        return EXIT_OK
-    except LeadershipLost:
-        _log.error("exiting: leader election lost")
-        return EXIT_FAILED
-    except ConfigError as error:
-        _log.error(f"exiting: no usable client configuration: {error}")
-        return EXIT_FAILED
-    except ApiServerNotHealthy as error:
-        _log.error(f"exiting: {error}")
-        return EXIT_FAILED
-    except (KcontrolError, OSError, ExceptionGroup) as error:
-        _report_failure(error)
-        return EXIT_FAILED
-    finally:
-        for signum in stop_signals:
-            loop.remove_signal_handler(signum)
-    _log.error("exiting: the manager stopped unexpectedly")
-    return EXIT_FAILED
-
-
-def _report_failure(error: BaseException) -> None:
-    """Log why the manager failed: one line when every failure is one kcontrol expects (an
-    API or OS error, e.g. the metrics port taken), with the traceback at debug level only;
-    with the traceback otherwise."""
-    leaves = _leaves(error)
-    if all(isinstance(leaf, KcontrolError | OSError) for leaf in leaves):
-        _log.error("exiting: the manager failed: " + "; ".join(str(leaf) for leaf in leaves))
-        _log.debug("the failure in full", exc_info=error)
-    else:
-        _log.error("exiting: the manager failed", exc_info=error)
-
-
-def _leaves(error: BaseException) -> list[BaseException]:
-    """The exceptions inside (nested) exception groups, or ``[error]``."""
-    if isinstance(error, BaseExceptionGroup):
-        return [leaf for inner in error.exceptions for leaf in _leaves(inner)]
-    return [error]
-
-
-def _on_signal(manager: Manager, signum: int) -> None:
-    _log.info("received a signal; shutting down", signal=signal.Signals(signum).name)
-    manager.shutdown()
+    return asyncio.run(serve(Manager(options, controllers, registry=new_metrics_registry())))

@@ -73,15 +73,17 @@ import asyncio
 import contextlib
 import socket
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
-from prometheus_client import CollectorRegistry
+from prometheus_client import CollectorRegistry, GCCollector, PlatformCollector, ProcessCollector
 
-from kcontrol.client import ApiClient, ClientConfig, ConfigError, load_config
+from kcontrol.client import ApiClient, Client, ClientConfig, ConfigError, load_config
 from kcontrol.controller import guarded_by
 from kcontrol.errors import ApiServerNotHealthy
 from kcontrol.events import EventBroadcaster, EventRecorder
 from kcontrol.informers import (
+    CacheReader,
     SharedInformerFactory,
     TransformFunc,
     set_gc_freeze_after_sync,
@@ -95,10 +97,11 @@ from kcontrol.leaderelection import (
     LeadershipLost,
     LeaseLock,
 )
-from kcontrol.logging import get_logger
+from kcontrol.logging import configure_unless_configured, get_logger
 from kcontrol.manager._apiserver import wait_for_api_server
 from kcontrol.manager._health import HealthServer
 from kcontrol.manager._options import ManagerOptions, resolve_controller_flags
+from kcontrol.manager._process import run_manager
 from kcontrol.manager._registry import (
     ControllerContext,
     ControllerRegistry,
@@ -107,7 +110,13 @@ from kcontrol.manager._registry import (
 )
 from kcontrol.manager._serving import SecureServer
 
-__all__ = ["COMPONENT", "LEADER_ELECTION_HEALTH_TIMEOUT", "Manager", "default_identity"]
+__all__ = [
+    "COMPONENT",
+    "LEADER_ELECTION_HEALTH_TIMEOUT",
+    "Manager",
+    "default_identity",
+    "new_metrics_registry",
+]
 
 INFORMER_TRANSFORM: TransformFunc = strip_managed_fields
 """Applied by the manager's shared informers to every object they cache (module docstring);
@@ -130,6 +139,16 @@ def _recorders_of(broadcaster: EventBroadcaster) -> Callable[[str], EventRecorde
     return new_recorder
 
 
+def new_metrics_registry() -> CollectorRegistry:
+    """A Prometheus registry with the process, platform and GC collectors, as the global
+    registry has them; the manager serves it on ``/metrics``."""
+    registry = CollectorRegistry()
+    ProcessCollector(registry=registry)
+    PlatformCollector(registry=registry)
+    GCCollector(registry=registry)
+    return registry
+
+
 def default_identity() -> str:
     """``<hostname>_<uuid>``, kube-controller-manager's leader-election identity."""
     return f"{socket.gethostname()}_{uuid.uuid4()}"
@@ -138,7 +157,11 @@ def default_identity() -> str:
 async def load_client_config(options: ManagerOptions) -> ClientConfig:
     """The client config the flags ask for: ``--kubeconfig`` (with ``--master`` overriding its
     server), ``--master`` alone (credentials from the default kubeconfig or the service
-    account if there are any), or, with neither, the in-cluster service account."""
+    account if there are any), or, with neither, the in-cluster service account - or, with
+    ``options.kubeconfig_default_rules`` (an operator's), ``$KUBECONFIG`` or
+    ``~/.kube/config`` first."""
+    if not options.kubeconfig and not options.master and options.kubeconfig_default_rules:
+        return await load_config()
     if options.kubeconfig:
         return await load_config(kubeconfig=options.kubeconfig, host=options.master)
     if options.master:
@@ -150,41 +173,70 @@ async def load_client_config(options: ManagerOptions) -> ClientConfig:
 
 
 class Manager:
-    """Runs the controllers ``controllers.select(options.controllers)`` names.
+    """Runs controllers: kcontrol-manager's process, and an operator's.
+
+    Two ways to use it:
+
+    - kcontrol-manager (:func:`kcontrol.manager.main`): ``Manager(options, controllers)`` with
+      the parsed flags and the registry of installed controllers; it runs those
+      ``controllers.select(options.controllers)`` names.
+    - An operator: ``Manager(name="website-operator")`` takes
+      :meth:`ManagerOptions.for_operator` defaults; add controllers with
+      :func:`kcontrol.builder.controller_managed_by` (or :meth:`add`), then
+      ``manager.main()`` (flags, logging, signals, exit status) or ``await manager.run()``.
+      While it runs, reconciles use :attr:`client` (writes, gated by the Lease when electing),
+      :attr:`cache` (reads from the shared informers) and :meth:`recorder` (events).
 
     ``registry`` receives every metric (client, queues, controllers, leader election) and is
-    served on ``/metrics``. ``client_config`` replaces loading one from the flags (tests).
-    :meth:`run` blocks until cancelled or until leadership is lost; see the module docstring.
-    It raises :class:`~kcontrol.errors.ConfigError` for an unusable client configuration and
-    :class:`~kcontrol.errors.ApiServerNotHealthy` when the API server never answered.
+    served on ``/metrics`` (default: a new registry with the process collectors).
+    ``client_config`` replaces loading one from the options; ``run(client=...)`` replaces
+    connecting at all (an operator's unit tests run it on a
+    :class:`~kcontrol.testing.FakeClient`).
+    :meth:`run` blocks until cancelled or until leadership is lost; see the module
+    docstring. It raises :class:`~kcontrol.errors.ConfigError` for an unusable client
+    configuration and :class:`~kcontrol.errors.ApiServerNotHealthy` when the API server never
+    answered.
     """
 
     def __init__(
         self,
-        options: ManagerOptions,
-        controllers: ControllerRegistry,
+        options: ManagerOptions | None = None,
+        controllers: ControllerRegistry | None = None,
         *,
+        name: str | None = None,
         registry: CollectorRegistry | None = None,
         client_config: ClientConfig | None = None,
         freeze_gc_after_sync: bool = True,
     ) -> None:
-        options.validate()
-        self._options = options
-        self._specs: list[ControllerSpec] = controllers.select(options.controllers)
-        self._controller_flags = resolve_controller_flags(
-            controllers.flags(), options.controller_flags
-        )
-        self._registry = registry if registry is not None else CollectorRegistry()
+        self.component = name or COMPONENT
+        self._given_client: Client | None = None
+        if options is None:
+            options = ManagerOptions.for_operator(self.component)
+        self._controllers = controllers if controllers is not None else ControllerRegistry()
+        self._registry = registry if registry is not None else new_metrics_registry()
         self._client_config = client_config
         self._freeze_gc_after_sync = freeze_gc_after_sync
-        self.identity = options.leader_elect_identity or default_identity()
         self._informers: SharedInformerFactory | None = None
+        self._writer: Client | None = None
+        self._events: EventBroadcaster | None = None
         self._elector: LeaderElector | None = None
         self._election_health = HealthzAdaptor(LEADER_ELECTION_HEALTH_TIMEOUT)
         self._shutting_down = False
         self._leading = False
         self._api_server_healthy = False
         self._task: asyncio.Task[None] | None = None
+        self.cache = CacheReader(self._require_informers)
+        """Reads from the shared informers' caches (see :class:`~kcontrol.informers.CacheReader`):
+        ``await manager.cache.get(WEBSITES, name, namespace=ns)``; while running."""
+        self._configure(options)
+
+    def _configure(self, options: ManagerOptions) -> None:
+        """Adopt ``options``: everything built from them is (re)built here, before :meth:`run`."""
+        options.validate()
+        self._controllers.select(options.controllers)  # unknown names fail here, not later
+        resolve_controller_flags(self._controllers.flags(), options.controller_flags)
+        self._options = options
+        self.identity = options.leader_elect_identity or default_identity()
         self.health = HealthServer(
             host=options.bind_address, port=options.metrics_port, registry=self._registry
         )
@@ -196,7 +248,7 @@ class Manager:
                 self.health,
                 options,
                 registry=self._registry,
-                user_agent=f"{COMPONENT}/{self.identity}",
+                user_agent=f"{self.component}/{self.identity}",
             )
             if options.secure_port
             else None
@@ -207,17 +259,74 @@ class Manager:
         self.health.add_readyz_check("shutdown", self._check_not_shutting_down)
 
     @property
+    def options(self) -> ManagerOptions:
+        return self._options
+
+    def add(self, spec: ControllerSpec) -> None:
+        """Add a controller (a :class:`ControllerSpec`; the builder makes them). It runs when
+        ``options.controllers`` enables it (``*``, the default, enables every controller
+        enabled by default). Add before :meth:`run`; a second controller of the same name
+        raises :class:`ValueError`."""
+        if self._task is not None:
+            raise RuntimeError("add controllers before the manager runs")
+        self._controllers.add(spec)
+
+    @property
+    def client(self) -> Client:
+        """The client for reconciles' writes and live reads, while running (with leader
+        election its writes pass the Lease's write gate, as each controller's own client)."""
+        if self._writer is None:
+            raise RuntimeError("the manager is not running: its client exists only in run()")
+        return self._writer
+
+    @property
+    def informers(self) -> SharedInformerFactory:
+        """The shared informer factory, while running."""
+        return self._require_informers()
+
+    def recorder(self, component: str | None = None) -> EventRecorder:
+        """An event recorder whose events carry ``component`` (default: the manager's name)
+        as their source. It may be made before :meth:`run`; events are written while the
+        manager runs, through a client and queue of their own, so they never spend the
+        reconciles' request budget (recorded while not running, they are dropped and
+        counted, as a full queue's are)."""
+        return _ManagerRecorder(self, component or self.component)
+
+    def _require_informers(self) -> SharedInformerFactory:
+        if self._informers is None:
+            raise RuntimeError("the manager is not running: its caches exist only in run()")
+        return self._informers
+
+    def main(self, argv: Sequence[str] | None = None) -> int:
+        """Parse ``argv`` (default ``sys.argv[1:]``; kcontrol-manager's flags, this manager's
+        options as their defaults), set up logging unless the application did, run until
+        SIGTERM or SIGINT, and return the exit status: 0 after a clean stop, 1 on failure or
+        lost leadership, 2 for bad flags. ``sys.exit(manager.main())`` ends an operator's
+        ``__main__``."""
+        return run_manager(self, argv)
+
+    @property
     def registry(self) -> CollectorRegistry:
         return self._registry
 
     @property
     def controller_names(self) -> list[str]:
         """The names of the enabled controllers."""
-        return [spec.name for spec in self._specs]
+        return [spec.name for spec in self._controllers.select(self._options.controllers)]
 
     def leading(self) -> bool:
         """True while this process runs its controllers (with or without leader election)."""
         return self._leading
+
+    def ready(self) -> bool:
+        """True while :meth:`run` runs its controllers (it leads, or elects no leader) and
+        every informer created so far has synced: what ``/readyz`` checks, without serving."""
+        informers = self._informers
+        return (
+            self._leading
+            and informers is not None
+            and all(informer.has_synced() for informer in informers.informers())
+        )
 
     def shutdown(self) -> None:
         """Begin a graceful stop: ``/readyz`` fails and :meth:`run` is cancelled.
@@ -253,13 +362,27 @@ class Manager:
 
     # -- lifecycle ---------------------------------------------------------------------------
 
-    async def run(self) -> None:
+    async def run(self, *, client: Client | None = None) -> None:
         """Run until cancelled (then return by raising ``CancelledError``) or until
         leadership is lost (then raise :class:`LeadershipLost`); start-up failures raise
-        (class docstring)."""
-        if self._task is not None:
-            raise RuntimeError("a Manager runs once")
+        (class docstring).
+
+        ``client`` replaces connecting at all: the manager runs on that client - an
+        operator's unit tests pass a :class:`~kcontrol.testing.FakeClient` - uses it for every
+        component as it is (no per-component budgets, no write gate), does not wait for the
+        API server's health and does not close it; the secure port needs a real connection
+        and is not served then. A manager runs once at a time; it may run again after a run
+        has ended (each run builds its controllers and caches anew).
+        """
+        if self._task is not None and not self._task.done():
+            raise RuntimeError("this Manager is already running")
         self._task = asyncio.current_task()
+        self._shutting_down = False
+        self._api_server_healthy = False
+        self._given_client = client
+        configure_unless_configured(
+            log_format=self._options.log_format, verbosity=self._options.verbosity
+        )
         previous = set_gc_freeze_after_sync(self._freeze_gc_after_sync)
         try:
             await self._run()
@@ -268,91 +391,132 @@ class Manager:
 
     async def _run(self) -> None:
         options = self._options
-        config = self._client_config or await load_client_config(options)
         _log.info(
             "starting the manager",
-            component=COMPONENT,
+            component=self.component,
             identity=self.identity,
             controllers=",".join(self.controller_names) or "none",
         )
+        if self._given_client is not None:
+            await self._run_on(self._given_client, None)
+            return
+        config = self._client_config or await load_client_config(options)
         async with ApiClient(
             config,
             qps=options.kube_api_qps,
             burst=options.kube_api_burst,
-            user_agent=f"{COMPONENT}/{self.identity}",
+            user_agent=f"{self.component}/{self.identity}",
             registry=self._registry,
         ) as client:
-            # One client per component, as kube-controller-manager's client builder makes
-            # them: shared connections, but each with its own --kube-api-qps/--kube-api-burst
-            # budget and a user agent ending in its name, so a busy controller does not slow
-            # another and the audit log tells them apart.
-            self._informers = SharedInformerFactory(
-                self._component_client(client, "shared-informers"), transform=INFORMER_TRANSFORM
+            await self._run_on(client, config)
+
+    async def _run_on(self, client: Client, config: ClientConfig | None) -> None:
+        """Everything :meth:`run` does once it has a client (``config``: its configuration,
+        for the secure port's reviews; ``None`` with a client given to the constructor)."""
+        options = self._options
+        specs = self._controllers.select(options.controllers)
+        controller_flags = resolve_controller_flags(
+            self._controllers.flags(), options.controller_flags
+        )
+        # One client per component, as kube-controller-manager's client builder makes
+        # them: shared connections, but each with its own --kube-api-qps/--kube-api-burst
+        # budget and a user agent ending in its name, so a busy controller does not slow
+        # another and the audit log tells them apart.
+        self._informers = SharedInformerFactory(
+            self._component_client(client, "shared-informers"),
+            namespace=options.namespace,
+            transform=INFORMER_TRANSFORM,
+        )
+        election_client = self._component_client(client, "leader-election")
+        broadcasters = [
+            EventBroadcaster(
+                election_client,
+                component=self.component,
+                host=socket.gethostname(),
+                registry=self._registry,
             )
-            election_client = self._component_client(client, "leader-election")
-            broadcasters = [
-                EventBroadcaster(
-                    election_client,
-                    component=COMPONENT,
-                    host=socket.gethostname(),
-                    registry=self._registry,
-                )
-            ]
-            elector = None
-            if options.leader_elect:
-                elector = self._new_elector(election_client, broadcasters[0].new_recorder())
-            runnables = self._build(client, self._informers, broadcasters, elector)
-            lost = False
-            unhealthy: ApiServerNotHealthy | None = None
-            async with asyncio.TaskGroup() as infrastructure:
-                owned: list[asyncio.Task[None]] = []
-                # Serving first: /readyz says why we are not ready.
-                if self.serving is not None:
-                    owned.append(
-                        infrastructure.create_task(self.serving.run(config), name="serving")
-                    )
-                if options.metrics_port:
-                    owned.append(infrastructure.create_task(self.health.run(), name="health"))
-                try:
+        ]
+        elector = None
+        if options.leader_elect:
+            elector = self._new_elector(election_client, broadcasters[0].new_recorder())
+        self._writer = self._gated(client, elector)
+        # The recorders of manager.recorder(): events on a client of their own.
+        self._events = EventBroadcaster(
+            self._component_client(client, "events"),
+            component=self.component,
+            host=socket.gethostname(),
+            registry=self._registry,
+        )
+        broadcasters.append(self._events)
+        runnables = self._build(
+            client,
+            self._informers,
+            broadcasters,
+            elector,
+            specs=specs,
+            controller_flags=controller_flags,
+        )
+        lost = False
+        unhealthy: ApiServerNotHealthy | None = None
+        async with asyncio.TaskGroup() as infrastructure:
+            owned: list[asyncio.Task[None]] = []
+            # Serving first: /readyz says why we are not ready.
+            if self.serving is not None and config is not None:
+                owned.append(infrastructure.create_task(self.serving.run(config), name="serving"))
+            if options.metrics_port:
+                owned.append(infrastructure.create_task(self.health.run(), name="health"))
+            try:
+                if isinstance(client, ApiClient):
                     await wait_for_api_server(client)
-                except ApiServerNotHealthy as error:
-                    unhealthy = error  # raised below, not wrapped by the task group
-                else:
-                    self._api_server_healthy = True
-                    for broadcaster in broadcasters:
-                        owned.append(
-                            infrastructure.create_task(
-                                broadcaster.run(), name=f"events {broadcaster.component}"
-                            )
-                        )
+            except ApiServerNotHealthy as error:
+                unhealthy = error  # raised below, not wrapped by the task group
+            else:
+                self._api_server_healthy = True
+                for broadcaster in broadcasters:
                     owned.append(
-                        infrastructure.create_task(self._informers.run(), name="informers")
+                        infrastructure.create_task(
+                            broadcaster.run(), name=f"events {broadcaster.component}"
+                        )
                     )
-                    if elector is not None:
-                        await self._elect(elector, runnables)
-                        lost = True  # _elect returns only then
-                    else:
-                        await self._run_controllers(runnables, guard=None)  # until cancelled
-                # The API server never answered, or leadership was lost and every controller
-                # has stopped: stop the rest.
-                for task in owned:
-                    task.cancel()
+                owned.append(infrastructure.create_task(self._informers.run(), name="informers"))
+                if elector is not None:
+                    await self._elect(elector, runnables)
+                    lost = True  # _elect returns only then
+                else:
+                    await self._run_controllers(runnables, guard=None)  # until cancelled
+            # The API server never answered, or leadership was lost and every controller
+            # has stopped: stop the rest.
+            for task in owned:
+                task.cancel()
+
         if unhealthy is not None:
             raise unhealthy
         if lost:
             raise LeadershipLost(f"leader election lost ({self.identity})")
 
-    def _component_client(self, client: ApiClient, name: str) -> ApiClient:
+    def _component_client(self, client: Client, name: str) -> Client:
+        if not isinstance(client, ApiClient):
+            return client  # a client given to the constructor (a fake): used as it is
         return client.for_component(
             name, qps=self._options.kube_api_qps, burst=self._options.kube_api_burst
         )
 
+    def _gated(self, client: Client, elector: LeaderElector | None) -> Client:
+        if elector is None or not isinstance(client, ApiClient):
+            return client
+        return client.with_write_gate(
+            elector.holds_lease, name=f"leader election lease {elector.config.lock.describe()}"
+        )
+
     def _build(
         self,
-        root: ApiClient,
+        root: Client,
         informers: SharedInformerFactory,
         broadcasters: list[EventBroadcaster],
         elector: LeaderElector | None,
+        *,
+        specs: Sequence[ControllerSpec],
+        controller_flags: dict[str, Any],
     ) -> list[tuple[str, Runnable]]:
         """Build every enabled controller, each with its own client and event broadcaster
         (appended to ``broadcasters``, for the caller to run), as kube-controller-manager
@@ -364,17 +528,12 @@ class Manager:
         writes, are not gated.
         """
         built: list[tuple[str, Runnable]] = []
-        for spec in self._specs:
+        for spec in specs:
             client = self._component_client(root, spec.name)
             broadcaster = EventBroadcaster(
                 client, component=spec.name, host=socket.gethostname(), registry=self._registry
             )
-            writer = client
-            if elector is not None:
-                writer = client.with_write_gate(
-                    elector.holds_lease,
-                    name=f"leader election lease {elector.config.lock.describe()}",
-                )
+            writer = self._gated(client, elector)
             context = ControllerContext(
                 client=writer,
                 informers=informers,
@@ -382,7 +541,7 @@ class Manager:
                 registry=self._registry,
                 identity=self.identity,
                 recorder_factory=_recorders_of(broadcaster),
-                flags=self._controller_flags,
+                flags=controller_flags,
             )
             runnable = spec.factory(context)
             if runnable is None:
@@ -395,7 +554,7 @@ class Manager:
             built.append((spec.name, runnable))
         return built
 
-    def _new_elector(self, client: ApiClient, recorder: EventRecorder) -> LeaderElector:
+    def _new_elector(self, client: Client, recorder: EventRecorder) -> LeaderElector:
         """The elector of ``--leader-elect-resource-namespace/name``, also checked by the
         ``leaderElection`` liveness check."""
         options = self._options
@@ -461,3 +620,39 @@ class Manager:
         finally:
             self._leading = False
             _log.info("all controllers stopped")
+
+
+class _ManagerRecorder:
+    """:meth:`Manager.recorder`'s recorder: forwards to the manager's event broadcaster once it
+    runs. Recording never blocks or raises (the :class:`EventRecorder` contract); before the
+    manager runs there is nowhere to send an event, so it is logged at debug level and
+    dropped."""
+
+    def __init__(self, manager: Manager, component: str) -> None:
+        self._manager = manager
+        self._component = component
+        self._bound: tuple[EventBroadcaster, EventRecorder] | None = None
+
+    def _recorder(self) -> EventRecorder | None:
+        broadcaster = self._manager._events
+        if broadcaster is None:
+            return None
+        if self._bound is None or self._bound[0] is not broadcaster:
+            self._bound = (broadcaster, broadcaster.new_recorder(component=self._component))
+        return self._bound[1]
+
+    def event(self, obj: Mapping[str, Any], event_type: str, reason: str, message: str) -> None:
+        recorder = self._recorder()
+        if recorder is None:
+            _log.debug("event dropped: the manager is not running", reason=reason)
+            return
+        recorder.event(obj, event_type, reason, message)
+
+    def eventf(
+        self, obj: Mapping[str, Any], event_type: str, reason: str, fmt: str, *args: object
+    ) -> None:
+        recorder = self._recorder()
+        if recorder is None:
+            _log.debug("event dropped: the manager is not running", reason=reason)
+            return
+        recorder.eventf(obj, event_type, reason, fmt, *args)

@@ -24,6 +24,7 @@ kcontrol's additions and differences, all documented in ``--help``:
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import ipaddress
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -196,6 +197,47 @@ class ManagerOptions:
     metrics_port: int = 0
     verbosity: int = 0
     log_format: LogFormat = "json"
+    namespace: str | None = None
+    """Watch and cache only this namespace's objects of namespaced resources (an operator
+    with a Role rather than a ClusterRole); ``None``: every namespace."""
+    kubeconfig_default_rules: bool = False
+    """Without ``--kubeconfig`` and ``--master``: read ``$KUBECONFIG`` or ``~/.kube/config``
+    before falling back to the in-cluster service account (client-go's default loading rules,
+    controller-runtime's ``GetConfig``). Off for kcontrol-manager, which, like
+    kube-controller-manager, then goes in-cluster; on in :meth:`for_operator`."""
+
+    @classmethod
+    def for_operator(cls, name: str, **changes: Any) -> ManagerOptions:
+        """The defaults of an operator's manager (a library user's
+        :class:`~kcontrol.manager.Manager`), with ``changes`` on top.
+
+        They differ from kcontrol-manager's flags where an operator differs from
+        kube-controller-manager:
+
+        - no client-side rate limit (``kube_api_qps=0``): the API server's priority and
+          fairness protects it, as SIG API Machinery recommends and controller-runtime
+          defaults to since v0.21; client-go's 5 qps (or kube-controller-manager's 20) made
+          an operator several times slower than kopf, which has none. Each controller and
+          the event recorders still get a client of their own, so a limit, once set, is
+          per component;
+        - no leader election (``leader_elect=False``; turn it on for more than one replica):
+          the Lease is ``name``, in the pod's own namespace in a cluster, else ``default``;
+        - no secure port (``secure_port=0``): serve metrics and health when asked;
+        - human-readable logs (``log_format="console"``);
+        - ``$KUBECONFIG`` / ``~/.kube/config`` before the in-cluster account.
+        """
+        defaults: dict[str, Any] = {
+            "kube_api_qps": 0.0,
+            "kube_api_burst": 0,
+            "leader_elect": False,
+            "leader_elect_resource_name": name,
+            "leader_elect_resource_namespace": _pod_namespace() or "default",
+            "secure_port": 0,
+            "log_format": "console",
+            "kubeconfig_default_rules": True,
+        }
+        defaults.update(changes)
+        return cls(**defaults)
 
     def validate(self) -> None:
         """Raise :class:`OptionsError` for values that cannot work together."""
@@ -255,6 +297,18 @@ class ManagerOptions:
                 raise OptionsError("--leader-elect-resource-name and -namespace must be set")
 
 
+_SERVICE_ACCOUNT_NAMESPACE = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
+
+
+def _pod_namespace() -> str | None:
+    """The namespace this process runs in, when in a pod (its service account's)."""
+    try:
+        with open(_SERVICE_ACCOUNT_NAMESPACE, encoding="utf-8") as file:
+            return file.read().strip() or None
+    except OSError:
+        return None
+
+
 def controller_enabled(name: str, controllers: Sequence[str], enabled_by_default: bool) -> bool:
     """kube-controller-manager's ``IsControllerEnabled``: the first of ``name`` / ``-name``
     decides; otherwise ``*`` enables the controllers that are on by default."""
@@ -302,10 +356,13 @@ def _controller_flag_type(flag: ControllerFlag) -> Callable[[str], Any]:
 
 
 def build_parser(
-    prog: str = "kcontrol-manager", controller_flags: Iterable[ControllerFlag] = ()
+    prog: str = "kcontrol-manager",
+    controller_flags: Iterable[ControllerFlag] = (),
+    defaults: ManagerOptions | None = None,
 ) -> argparse.ArgumentParser:
-    """The argument parser (also renders ``--help``), with ``controller_flags`` added."""
-    defaults = ManagerOptions()
+    """The argument parser (also renders ``--help``), with ``controller_flags`` added and
+    ``defaults`` (default: kcontrol-manager's) as the value of every flag not given."""
+    defaults = defaults if defaults is not None else ManagerOptions()
     parser = argparse.ArgumentParser(
         prog=prog,
         description=(
@@ -316,8 +373,23 @@ def build_parser(
     )
     add = parser.add_argument
     add("--version", action="store_true", help="Print the version and exit.")
-    add("--kubeconfig", help="Path to a kubeconfig file. Without it and --master: in-cluster.")
-    add("--master", help="The API server address; overrides the kubeconfig's server.")
+    add(
+        "--kubeconfig",
+        default=defaults.kubeconfig,
+        help=(
+            "Path to a kubeconfig file. Without it and --master: "
+            + (
+                "$KUBECONFIG or ~/.kube/config, else in-cluster."
+                if defaults.kubeconfig_default_rules
+                else "in-cluster."
+            )
+        ),
+    )
+    add(
+        "--master",
+        default=defaults.master,
+        help="The API server address; overrides the kubeconfig's server.",
+    )
     add(
         "--controllers",
         type=_list,
@@ -345,19 +417,34 @@ def build_parser(
         default=defaults.leader_elect,
         help="Run controllers only while holding the lease (default true).",
     )
-    add("--leader-elect-lease-duration", type=_duration, default="15s")
-    add("--leader-elect-renew-deadline", type=_duration, default="10s")
-    add("--leader-elect-retry-period", type=_duration, default="2s")
+    add(
+        "--leader-elect-lease-duration",
+        type=_duration,
+        default=defaults.leader_elect_lease_duration,
+    )
+    add(
+        "--leader-elect-renew-deadline",
+        type=_duration,
+        default=defaults.leader_elect_renew_deadline,
+    )
+    add("--leader-elect-retry-period", type=_duration, default=defaults.leader_elect_retry_period)
     add("--leader-elect-resource-lock", choices=["leases"], default="leases")
     add("--leader-elect-resource-name", default=defaults.leader_elect_resource_name)
     add("--leader-elect-resource-namespace", default=defaults.leader_elect_resource_namespace)
     add(
         "--leader-elect-identity",
-        default=None,
+        default=defaults.leader_elect_identity,
         help="kcontrol: the lease holder identity (default <hostname>_<uuid>).",
     )
     _add_serving_flags(parser, defaults)
-    add("-v", "--v", dest="verbosity", type=int, default=0, help="Log verbosity (klog levels).")
+    add(
+        "-v",
+        "--v",
+        dest="verbosity",
+        type=int,
+        default=defaults.verbosity,
+        help="Log verbosity (klog levels).",
+    )
     add("--log-format", choices=LOG_FORMATS, default=defaults.log_format)
     return parser
 
@@ -431,7 +518,7 @@ def _add_serving_flags(parser: argparse.ArgumentParser, defaults: ManagerOptions
     add(
         "--authentication-token-webhook-cache-ttl",
         type=_duration,
-        default="1m",
+        default=defaults.authentication_token_webhook_cache_ttl,
         help="How long TokenReview answers are cached (kcontrol default 1m; upstream 10s).",
     )
     add(
@@ -453,13 +540,13 @@ def _add_serving_flags(parser: argparse.ArgumentParser, defaults: ManagerOptions
     add(
         "--authorization-webhook-cache-authorized-ttl",
         type=_duration,
-        default="1m",
+        default=defaults.authorization_webhook_cache_authorized_ttl,
         help="How long allowed answers are cached (kcontrol default 1m; upstream 10s).",
     )
     add(
         "--authorization-webhook-cache-unauthorized-ttl",
         type=_duration,
-        default="10s",
+        default=defaults.authorization_webhook_cache_unauthorized_ttl,
         help="How long denied answers are cached (default 10s).",
     )
     add(
@@ -479,7 +566,11 @@ def _flag_dest(name: str) -> str:
 
 
 def parse_args(
-    argv: Sequence[str] | None, controller_flags: Iterable[ControllerFlag] = ()
+    argv: Sequence[str] | None,
+    controller_flags: Iterable[ControllerFlag] = (),
+    *,
+    defaults: ManagerOptions | None = None,
+    prog: str = "kcontrol-manager",
 ) -> tuple[ManagerOptions, bool]:
     """Parse ``argv`` into options; the flag says whether ``--version`` was asked for.
 
@@ -489,17 +580,19 @@ def parse_args(
     valid alone but not together raise :class:`OptionsError`.
     """
     flags = list(controller_flags)
-    namespace = build_parser(controller_flags=flags).parse_args(argv)
+    defaults = defaults if defaults is not None else ManagerOptions()
+    namespace = build_parser(prog, flags, defaults).parse_args(argv)
     given = {
         flag.name: getattr(namespace, _flag_dest(flag.name))
         for flag in flags
         if hasattr(namespace, _flag_dest(flag.name))
     }
-    options = ManagerOptions(
+    options = dataclasses.replace(
+        defaults,
         kubeconfig=namespace.kubeconfig,
         master=namespace.master,
         controllers=namespace.controllers,
-        controller_flags=given,
+        controller_flags={**defaults.controller_flags, **given},
         kube_api_qps=namespace.kube_api_qps,
         kube_api_burst=namespace.kube_api_burst,
         leader_elect=namespace.leader_elect,

@@ -4,8 +4,8 @@ The default registry is read from the Python entry-point group ``kcontrol.contro
 package of controllers registers itself in its own ``pyproject.toml``::
 
     [project.entry-points."kcontrol.controllers"]
-    deployment = "controllers.deployment:new_controller"    # a ControllerFactory
-    replicaset = "controllers.replicaset:SPEC"              # or a ControllerSpec
+    deployment = "kcontrol_controllers.deployment:new_controller"    # a ControllerFactory
+    replicaset = "kcontrol_controllers.replicaset:SPEC"              # or a ControllerSpec
 
 and kcontrol never imports the package that provides them. The entry point's name is the
 controller's name (what ``--controllers`` refers to).

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import yaml  # type: ignore[import-untyped]
+import yaml
 
 from kcontrol.client import DEPLOYMENTS, NAMESPACES, Object, PatchType, Resource, Writer
 

@@ -64,6 +64,7 @@ SURFACES = {
         "LogFormat",
         "LogMessage",
         "configure",
+        "configure_unless_configured",
         "get_logger",
         "level_for_verbosity",
     },

@@ -185,6 +185,7 @@ def test_public_surface_is_deliberate() -> None:
             "MINIMUM_RESYNC_PERIOD",
             "NAMESPACE_INDEX",
             "BackoffManager",
+            "CacheReader",
             "DeletedFinalStateUnknown",
             "ExponentialBackoff",
             "InactivityTimeoutError",

@@ -356,7 +356,7 @@ def test_registry_entry_point_name_must_match_its_spec(monkeypatch: pytest.Monke
 
 def test_installed_entry_points_load() -> None:
     """Whatever the installed distributions declare loads (kcontrol itself declares none, and
-    never imports `controllers` to find them)."""
+    never imports `kcontrol_controllers` to find them)."""
     registry = ControllerRegistry.from_entry_points()
     assert all(spec.name for spec in registry)
 

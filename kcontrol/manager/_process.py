@@ -1,0 +1,123 @@
+"""The process around a :class:`~kcontrol.manager.Manager`: signals, exit status, failure lines.
+
+Shared by ``kcontrol-manager`` (:func:`kcontrol.manager.main`) and an operator's
+:meth:`Manager.main <kcontrol.manager.Manager.main>`. Exit status: 0 after a clean stop
+(SIGTERM/SIGINT: syncs drained, lease released), 1 when leadership was lost or the manager
+failed, 2 for invalid flags (as argparse does). Failures kcontrol expects (an unusable
+kubeconfig, an API server that never answered, a port taken) end in one ``exiting: <reason>``
+line, never a traceback.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import sys
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+import kcontrol
+from kcontrol import logging as kcontrol_logging
+from kcontrol.client import ConfigError
+from kcontrol.errors import ApiServerNotHealthy, KcontrolError
+from kcontrol.leaderelection import LeadershipLost
+from kcontrol.logging import get_logger
+from kcontrol.manager._options import OptionsError, parse_args
+
+if TYPE_CHECKING:
+    from kcontrol.manager._manager import Manager
+
+__all__ = ["EXIT_FAILED", "EXIT_OK", "EXIT_USAGE", "run_manager", "serve"]
+
+_log = get_logger(__name__)
+
+EXIT_OK = 0
+EXIT_FAILED = 1
+EXIT_USAGE = 2
+
+
+def run_manager(manager: Manager, argv: Sequence[str] | None = None) -> int:
+    """:meth:`Manager.main`: ``argv`` parsed over ``manager``'s options, then as :func:`main`.
+
+    Logging is set up from the flags unless the application configured it already."""
+    prog = manager.component
+    try:
+        options, show_version = parse_args(
+            argv,
+            manager._controllers.flags(),
+            defaults=manager.options,
+            prog=prog,
+        )
+    except SystemExit as exit_:
+        return exit_.code if isinstance(exit_.code, int) else EXIT_USAGE
+    if show_version:
+        print(f"{manager.component} (kcontrol v{kcontrol.__version__})")
+        return EXIT_OK
+    try:
+        manager._configure(options)
+    except OptionsError as error:
+        print(f"{prog}: {error}", file=sys.stderr)
+        return EXIT_USAGE
+    kcontrol_logging.configure_unless_configured(
+        log_format=options.log_format, verbosity=options.verbosity
+    )
+    return asyncio.run(serve(manager))
+
+
+async def serve(manager: Manager) -> int:
+    """Run ``manager`` until SIGTERM/SIGINT (a graceful stop) or failure; the exit status."""
+    loop = asyncio.get_running_loop()
+    stop_signals = (signal.SIGTERM, signal.SIGINT)
+    for signum in stop_signals:
+        loop.add_signal_handler(signum, _on_signal, manager, signum)
+    try:
+        await manager.run()
+    except asyncio.CancelledError:
+        if not manager.shutting_down:
+            raise
+        task = asyncio.current_task()
+        if task is not None:
+            task.uncancel()
+        _log.info("stopped cleanly")
+        return EXIT_OK
+    except LeadershipLost:
+        _log.error("exiting: leader election lost")
+        return EXIT_FAILED
+    except ConfigError as error:
+        _log.error(f"exiting: no usable client configuration: {error}")
+        return EXIT_FAILED
+    except ApiServerNotHealthy as error:
+        _log.error(f"exiting: {error}")
+        return EXIT_FAILED
+    except (KcontrolError, OSError, ExceptionGroup) as error:
+        _report_failure(error)
+        return EXIT_FAILED
+    finally:
+        for signum in stop_signals:
+            loop.remove_signal_handler(signum)
+    _log.error("exiting: the manager stopped unexpectedly")
+    return EXIT_FAILED
+
+
+def _report_failure(error: BaseException) -> None:
+    """Log why the manager failed: one line when every failure is one kcontrol expects (an
+    API or OS error, e.g. the metrics port taken), with the traceback at debug level only;
+    with the traceback otherwise."""
+    leaves = _leaves(error)
+    if all(isinstance(leaf, KcontrolError | OSError) for leaf in leaves):
+        _log.error("exiting: the manager failed: " + "; ".join(str(leaf) for leaf in leaves))
+        _log.debug("the failure in full", exc_info=error)
+    else:
+        _log.error("exiting: the manager failed", exc_info=error)
+
+
+def _leaves(error: BaseException) -> list[BaseException]:
+    """The exceptions inside (nested) exception groups, or ``[error]``."""
+    if isinstance(error, BaseExceptionGroup):
+        return [leaf for inner in error.exceptions for leaf in _leaves(inner)]
+    return [error]
+
+
+def _on_signal(manager: Manager, signum: int) -> None:
+    _log.info("received a signal; shutting down", signal=signal.Signals(signum).name)
+    manager.shutdown()

@@ -1,0 +1,40 @@
+"""An operator's Manager on the test apiserver, and polling for what it did."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
+
+from prometheus_client import CollectorRegistry
+
+from kcontrol.manager import Manager, ManagerOptions
+from kcontrol.testing.envtest import ControlPlane
+
+T = TypeVar("T")
+
+
+def new_manager(plane: ControlPlane, **options: Any) -> Manager:
+    """An operator's Manager (its defaults) on the test apiserver, with its own registry."""
+    return Manager(
+        ManagerOptions.for_operator(
+            "builder-test", kubeconfig=str(plane.kubeconfig_path), **options
+        ),
+        name="builder-test",
+        registry=CollectorRegistry(),
+    )
+
+
+async def eventually(
+    probe: Callable[[], Awaitable[T | None]], *, within: float = 15.0, message: str = ""
+) -> T:
+    """Poll ``probe`` every 50 ms until it returns something truthy, for at most ``within``."""
+    deadline = time.monotonic() + within
+    while True:
+        value = await probe()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"not within {within}s: {message}")
+        await asyncio.sleep(0.05)
