@@ -185,7 +185,7 @@ IMPLEMENTATIONS = {
     "python+metrics": "kcontrol, named (metrics)",
     "go": "client-go",
 }
-"""Variant -> the implementation's name in the results (and the README's table)."""
+"""Variant -> the implementation's name in the results (and the table of docs/benchmarks.md)."""
 
 
 def markdown(
@@ -195,7 +195,7 @@ def markdown(
     started: datetime.datetime,
     loads: list[float],
 ) -> str:
-    """The README's table: items/s per implementation and worker count, and the ratios."""
+    """The table of docs/benchmarks.md: items/s per implementation and worker count, and the ratios."""
     go = any(v == "go" for v, _ in rates)
     lines = [
         "# Workqueue throughput (`bench/workqueue.py`)",
