@@ -7,7 +7,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 PYTEST_ARGS ?=
 
-.PHONY: all test run lint format typecheck assets tools bench-assets bench venv clean
+.PHONY: all test run lint format typecheck docs assets tools bench-assets bench venv clean
 
 all: test
 
@@ -37,6 +37,11 @@ format: venv
 	$(BIN)/ruff format .
 	$(BIN)/ruff check --fix .
 
+# The documentation site (docs/, mkdocs.yml) into site/, warnings as errors: a broken link, or
+# an API reference entry or docstring cross-reference whose symbol was renamed, fails it.
+docs: venv
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
+
 # System tools the tests use that pip cannot install: tmux drives the rollout view's terminal
 # tests (tests/rollout). Installed from the distribution's packages when missing and this is
 # a root shell with apt-get; otherwise those tests are skipped, and this says so.
@@ -46,7 +51,7 @@ tools:
 		|| echo "tmux is not installed: tests/rollout's terminal tests will be skipped"
 
 # Asyncio debug mode: slow callbacks are logged and never-retrieved task exceptions surface.
-test: venv assets tools lint typecheck
+test: venv assets tools lint typecheck docs
 	PYTHONASYNCIODEBUG=1 $(BIN)/pytest -q $(PYTEST_ARGS)
 
 # kcontrol-manager against $(KUBECONFIG) when given, else against a built-in local cluster
@@ -60,27 +65,31 @@ run: venv assets
 
 # Benchmarks (bench/), each side by side with its peers in the same run: decode, workqueue
 # (client-go's), informer (client-go's and the official Python client's), rollout
-# (kube-controller-manager's controllers), then the plots. Writes $(BENCH_OUT)/<suite>.json,
+# (kube-controller-manager's controllers), operator (the Website operator written with kcontrol
+# and with kopf, on envtest), then the plots. Writes $(BENCH_OUT)/<suite>.json,
 # the tables as $(BENCH_OUT)/tables/<suite>.md and the PNGs in $(BENCH_OUT)/plots/.
-# The default is what the README quotes; on the shared 2-core machine: decode + workqueue
+# The default is what docs/benchmarks.md quotes; on the shared 2-core machine: decode + workqueue
 # ~6 min, informer at 1k, 10k and 50k pods 15-30 min, and the full rollout matrix (50x3,
-# 200x5 and 1000x1, at QPS 20 / burst 30 and unthrottled, 3 runs each) about 4-5 hours.
-# BENCH_QUICK=1: every suite small (~6 min), into $(BENCH_OUT) = /tmp/kcontrol-bench.
+# 200x5 and 1000x1, at QPS 20 / burst 30 and unthrottled, 3 runs each) about 4-5 hours,
+# operator at 50 and 500 Websites, 3 runs each, ~15 min.
+# BENCH_QUICK=1: every suite small (~7 min), into $(BENCH_OUT) = /tmp/kcontrol-bench.
 # Choose suites and sizes with BENCH_SUITES="decode informer" and BENCH_<SUITE>_ARGS=...
 # (e.g. BENCH_ROLLOUT_ARGS="--sizes 50x3 --runs 3"); plots only: BENCH_SUITES= .
-BENCH_SUITES ?= decode workqueue informer rollout
+BENCH_SUITES ?= decode workqueue informer rollout operator
 ifdef BENCH_QUICK
 BENCH_OUT ?= /tmp/kcontrol-bench
 BENCH_DECODE_ARGS ?= -n 2000 --rounds 3
 BENCH_WORKQUEUE_ARGS ?= --items 50000 --runs 1
 BENCH_INFORMER_ARGS ?= --pods 1000,5000 --runs 1 --churn-seconds 5
 BENCH_ROLLOUT_ARGS ?= --sizes 20x2 --qps unthrottled --runs 1
+BENCH_OPERATOR_ARGS ?= --websites 20 --runs 1
 else
 BENCH_OUT ?= bench/results
 BENCH_DECODE_ARGS ?=
 BENCH_WORKQUEUE_ARGS ?=
 BENCH_INFORMER_ARGS ?= --pods 1000,10000,50000
 BENCH_ROLLOUT_ARGS ?= --sizes 50x3,200x5,1000x1 --qps 20:30,unthrottled --runs 3
+BENCH_OPERATOR_ARGS ?= --websites 50,500 --runs 3
 endif
 bench: venv bench-assets
 	mkdir -p $(BENCH_OUT)/tables
@@ -90,6 +99,7 @@ bench: venv bench-assets
 		workqueue) args="$(BENCH_WORKQUEUE_ARGS)"; md=--out;; \
 		informer) args="$(BENCH_INFORMER_ARGS)"; md=--write;; \
 		rollout) args="$(BENCH_ROLLOUT_ARGS)"; md=--out;; \
+		operator) args="$(BENCH_OPERATOR_ARGS)"; md=--out;; \
 		*) echo "unknown suite $$suite"; exit 2;; \
 		esac; \
 		echo "== bench.$$suite $$args"; \
@@ -99,4 +109,4 @@ bench: venv bench-assets
 	$(BIN)/python -m bench.report --results $(BENCH_OUT) --out $(BENCH_OUT)/plots
 
 clean:
-	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache
+	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache site

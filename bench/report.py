@@ -8,7 +8,11 @@ format) and writes PNGs into ``bench/results/plots/``.
 - ``rollout_time.png``: time until every Deployment completed its rollout against the number
   of Deployments, kcontrol-manager against kube-controller-manager, unthrottled and at
   QPS 20 / burst 30, for the create and the update phase;
-- ``rollout_writes.png``: the controllers' API writes per rollout, same layout.
+- ``rollout_writes.png``: the controllers' API writes per rollout, same layout;
+- ``operator.png``: the Website operator written with kcontrol and with kopf, both at their
+  defaults on envtest: seconds until every Website converged, the operator's CPU-seconds and
+  its API writes per Website, for each phase (create, image update, Deployments ready,
+  Deployments and Services deleted) and each number of Websites.
 
 A suite whose results file is missing is skipped. Usage (from the repository root)::
 
@@ -37,7 +41,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # python bench/
 
 from bench._results import RESULTS_DIR, load_results
 
-__all__ = ["main", "plot_informer", "plot_rollout"]
+__all__ = ["main", "plot_informer", "plot_operator", "plot_rollout"]
 
 # One colour per implementation across every plot: ours blue, the Go peer orange.
 STYLE: dict[str, dict[str, Any]] = {
@@ -51,12 +55,19 @@ STYLE: dict[str, dict[str, Any]] = {
         "label": "raw LIST download (floor)",
     },
     "KCM": {"color": "#ff7f0e", "marker": "s", "label": "kube-controller-manager"},
+    "kopf": {"color": "#9467bd", "marker": "D", "label": "kopf"},
     # key "kcontrol" is shared: kcontrol-manager in the rollout plots
 }
 INFORMERS = ("kcontrol", "client-go", "official")
 PHASE_TITLES = {
     "create": "create: N new Deployments",
     "update": "update: every pod template changed",
+}
+OPERATOR_PHASES = {
+    "create": "create",
+    "update": "image\nchanged",
+    "ready": "Deployments\nready",
+    "recreate": "owned objects\ndeleted",
 }
 LIMIT_STYLE = {
     "unthrottled": {"linestyle": "-", "fillstyle": "full", "suffix": "unthrottled"},
@@ -267,6 +278,63 @@ def plot_rollout(doc: dict[str, Any], out: Path) -> list[Path]:
     return written
 
 
+def plot_operator(doc: dict[str, Any], out: Path) -> list[Path]:
+    points = doc["points"]
+    sizes = sorted({p["websites"] for p in points})
+    sides = [s for s in ("kcontrol", "kopf") if any(p["implementation"] == s for p in points)]
+    phases = [ph for ph in OPERATOR_PHASES if any(p["phase"] == ph for p in points)]
+    width = 0.8 / len(sides)
+    fig, axes = plt.subplots(len(sizes), 3, figsize=(13, 4.2 * len(sizes) + 1.2), squeeze=False)
+    for row, websites in zip(axes, sizes, strict=True):
+        for ax, (key, ylabel) in zip(
+            row,
+            (
+                ("wall_seconds", "seconds until every Website converged"),
+                ("cpu_seconds", "operator CPU-seconds (user + sys)"),
+                ("writes_per_website", "operator's API writes per Website"),
+            ),
+            strict=True,
+        ):
+            for i, side in enumerate(sides):
+                by_phase = {
+                    p["phase"]: p[key]
+                    for p in points
+                    if p["implementation"] == side and p["websites"] == websites
+                }
+                xs = [j + (i - (len(sides) - 1) / 2) * width for j in range(len(phases))]
+                ys = [by_phase.get(ph) or 0.0 for ph in phases]
+                bars = ax.bar(xs, ys, width, color=STYLE[side]["color"], label=STYLE[side]["label"])
+                ax.bar_label(bars, fmt="%.2g", fontsize=7, padding=1)
+            ax.set_xticks(range(len(phases)))
+            ax.set_xticklabels([OPERATOR_PHASES[ph] for ph in phases], fontsize=8)
+            ax.set_ylabel(ylabel, fontsize=9)
+            ax.set_title(f"{websites:,} Websites", fontsize=10)
+            ax.set_ylim(bottom=0, top=ax.get_ylim()[1] * 1.12)
+            ax.grid(True, axis="y", alpha=0.3)
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="upper center", ncol=2, fontsize=9, bbox_to_anchor=(0.5, 0.95))
+    fig.suptitle("The Website operator written with kcontrol and with kopf, both at their defaults")
+    fig.tight_layout(rect=(0, 0.07, 1, 0.93))
+    lines = doc.get("lines", {})
+    runs = sorted({p["runs"] for p in points})
+    caption = (
+        f"Medians of {runs[0]}{f'-{runs[-1]}' if runs[-1] != runs[0] else ''} runs per bar, "
+        "each on a fresh envtest control plane (etcd + kube-apiserver, no controllers). "
+        + (
+            "Lines of source (non-blank, non-comment): "
+            + ", ".join(f"{side} {lines[side]}" for side in sides if side in lines)
+            + ". "
+            if lines
+            else ""
+        )
+        + "Writes from the apiserver's audit log, by the operator's user "
+        "(details: bench/results/tables/operator.md)."
+        + (f" kopf {doc['machine']['kopf']}." if doc.get("machine", {}).get("kopf") else "")
+    )
+    _caption(fig, doc, caption)
+    return [_save(fig, out / "operator.png")]
+
+
 def _save(fig: Figure, path: Path) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=110)
@@ -281,7 +349,11 @@ def main() -> None:
     args = parser.parse_args()
     results, out = Path(args.results), Path(args.out)
     written: list[Path] = []
-    for suite, plot in (("informer", plot_informer), ("rollout", plot_rollout)):
+    for suite, plot in (
+        ("informer", plot_informer),
+        ("rollout", plot_rollout),
+        ("operator", plot_operator),
+    ):
         path = results / f"{suite}.json"
         if not path.exists():
             print(f"no {path}: {suite} plots skipped", file=sys.stderr)

@@ -58,14 +58,19 @@ def documented_modules() -> set[str]:
     return names
 
 
+SNIPPET = re.compile(r'^--8<-- "([^"]+)"$', flags=re.MULTILINE)
+
+
 def python_blocks() -> list[tuple[str, str]]:
-    """(where, code) of every Python block in README.md and docs/, dedented."""
+    """(where, code) of every Python block in README.md and docs/, dedented, with the files
+    they include (``--8<-- "path"``, pymdownx.snippets) put in."""
     blocks = []
     for page in [README, *sorted(DOCS.rglob("*.md"))]:
         text = page.read_text()
         for match in PYTHON_BLOCK.finditer(text):
             indent = len(match.group(1))
             code = "\n".join(line[indent:] for line in match.group(2).splitlines())
+            code = SNIPPET.sub(lambda m: (ROOT / m.group(1)).read_text(), code)
             line = text.count("\n", 0, match.start()) + 1
             blocks.append((f"{page.relative_to(ROOT)}:{line}", code))
     return blocks

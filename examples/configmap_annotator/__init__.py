@@ -23,8 +23,7 @@ from examples.configmap_annotator._controller import (
     LABEL_SELECTOR,
     NAME,
     SPEC,
-    ConfigMapAnnotator,
-    new_controller,
+    new_reconcile,
 )
 
-__all__ = ["ANNOTATION", "LABEL_SELECTOR", "NAME", "SPEC", "ConfigMapAnnotator", "new_controller"]
+__all__ = ["ANNOTATION", "LABEL_SELECTOR", "NAME", "SPEC", "new_reconcile"]

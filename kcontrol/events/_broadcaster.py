@@ -9,7 +9,8 @@ after all if that Event has expired meanwhile).
 Failures: transient ones (the server unreachable, 429, 5xx, a request timeout) are retried with
 capped exponential backoff, the first delay randomised so that many clients do not retry in
 step; after ``max_tries`` attempts the event is dropped. Anything else (403, 422, the namespace
-terminating, ...) will not get better by retrying and drops the event at once. Every dropped
+terminating, ...) will not get better by retrying and drops the event at once, and so does a
+write its client's write gate refuses (the lease lost: the flush then ends at once). Every dropped
 event is counted in ``kcontrol_events_dropped_total`` and logged; none ever reaches the
 caller. While one event is being retried the queue keeps filling, up to ``queue_size``.
 """
@@ -24,7 +25,7 @@ from prometheus_client import CollectorRegistry
 
 from kcontrol.client import EVENTS, Object, PatchType, Writer
 from kcontrol.clock import Clock, RealClock
-from kcontrol.errors import AlreadyExists, ApiConnectionError, ApiError, NotFound
+from kcontrol.errors import AlreadyExists, ApiConnectionError, ApiError, NotFound, WriteRefused
 from kcontrol.events._correlator import CorrelatorOptions, EventCorrelation, EventCorrelator
 from kcontrol.events._event import EventNamer
 from kcontrol.events._metrics import EventMetrics
@@ -182,6 +183,12 @@ class EventBroadcaster:
         except AlreadyExists:
             # Written before by an attempt whose answer was lost; nothing is missing.
             _log.debug("event already exists", **_fields(correlation))
+            return True
+        except WriteRefused:
+            # The client's write gate is closed (the leader election lease is lost): nothing
+            # was sent, and nothing will be; the process is stepping down.
+            self._metrics.dropped("rejected")
+            _log.warning("event not written: the write gate is closed", **_fields(correlation))
             return True
         except Exception as error:
             if _is_transient(error):

@@ -32,11 +32,13 @@ same check (:meth:`~kcontrol.client.ApiClient.with_write_gate`). From the moment
 deadline has passed without a successful renewal - on this process's monotonic clock, even
 while a renewal request hangs - every create, update, patch or delete they send is refused
 with :class:`~kcontrol.errors.WriteRefused` before it leaves, including one that was waiting
-on the rate limiter. The elector's Lease writes and the event broadcasters use ungated
-clients. A standby acquires no earlier than a lease duration after the last renewal it saw,
-which is after the renew deadline, so no write of a deposed leader leaves after its
-successor could have started (one sent just before the deadline may still be in transit;
-``lease_duration - renew_deadline`` is the margin for that).
+on the rate limiter. Their events pass the same gate: a deposed leader's event queue is
+dropped at once instead of being flushed, so the stop after a lost lease takes no longer than
+cancelling the controllers. Only the elector's Lease writes (and its own events about the
+lease) use an ungated client. A standby acquires no earlier than a lease duration after the
+last renewal it saw, which is after the renew deadline, so no write of a deposed leader
+leaves after its successor could have started (one sent just before the deadline may still
+be in transit; ``lease_duration - renew_deadline`` is the margin for that).
 
 Stopping, three ways:
 
@@ -442,7 +444,7 @@ class Manager:
         self._writer = self._gated(client, elector)
         # The recorders of manager.recorder(): events on a client of their own.
         self._events = EventBroadcaster(
-            self._component_client(client, "events"),
+            self._gated(self._component_client(client, "events"), elector),
             component=self.component,
             host=socket.gethostname(),
             registry=self._registry,
@@ -524,16 +526,15 @@ class Manager:
 
         With leader election, a controller's writes pass the write gate: once the lease can
         no longer be trusted (the renew deadline passed on our clock) they are refused, even
-        one that was waiting on the rate limiter. Its events, like the elector's lease
-        writes, are not gated.
+        one that was waiting on the rate limiter; its events pass the same gate.
         """
         built: list[tuple[str, Runnable]] = []
         for spec in specs:
             client = self._component_client(root, spec.name)
-            broadcaster = EventBroadcaster(
-                client, component=spec.name, host=socket.gethostname(), registry=self._registry
-            )
             writer = self._gated(client, elector)
+            broadcaster = EventBroadcaster(
+                writer, component=spec.name, host=socket.gethostname(), registry=self._registry
+            )
             context = ControllerContext(
                 client=writer,
                 informers=informers,

@@ -15,10 +15,10 @@ import pytest
 from builder_helpers import eventually, new_manager
 
 from kcontrol.builder import Request, controller_managed_by, labels_changed
-from kcontrol.client import CONFIGMAPS, NAMESPACES, SECRETS, ApiClient, load_config
+from kcontrol.client import CONFIGMAPS, NAMESPACES, SECRETS, ApiClient, Resource, load_config
 from kcontrol.controllerutil import set_controller_reference
 from kcontrol.errors import AlreadyExists, NotFound
-from kcontrol.testing import running
+from kcontrol.testing import capture_logs, running
 from kcontrol.testing.envtest import ControlPlane
 
 pytestmark = pytest.mark.integration
@@ -201,3 +201,74 @@ async def test_finalizer_holds_the_object_until_finalize_ran(
 
         await eventually(gone, message="the object was not deleted after finalize")
         assert set(finalized) == {Request(namespace, "held")}
+
+
+def late_crd(group: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": f"gadgets.{group}"},
+        "spec": {
+            "group": group,
+            "scope": "Namespaced",
+            "names": {"plural": "gadgets", "singular": "gadget", "kind": "Gadget"},
+            "versions": [
+                {
+                    "name": "v1",
+                    "served": True,
+                    "storage": True,
+                    "schema": {
+                        "openAPIV3Schema": {
+                            "type": "object",
+                            "x-kubernetes-preserve-unknown-fields": True,
+                        }
+                    },
+                }
+            ],
+        },
+    }
+
+
+async def test_controller_started_before_its_crd_reconciles_soon_after_it_is_established(
+    control_plane: ControlPlane, namespace: str
+) -> None:
+    """The operator starts first (its informer finds no such resource and says so), the CRD is
+    installed later: the first object is reconciled within 5 s of the CRD being established
+    (the reflector re-checks every 2 s instead of backing off)."""
+    group = f"late-{uuid.uuid4().hex[:8]}.example.com"
+    gadgets = Resource(group, "v1", "gadgets", "Gadget")
+    manager = new_manager(control_plane, namespace=namespace)
+    reconciled: list[tuple[Request, float]] = []
+
+    @controller_managed_by(manager).for_(gadgets).complete
+    async def reconcile(request: Request) -> None:
+        reconciled.append((request, time.monotonic()))
+
+    task = asyncio.create_task(manager.run())
+    try:
+        with capture_logs() as logs:
+            await eventually(
+                lambda: asyncio.sleep(0, any("not served yet" in e["event"] for e in logs)),
+                message="the informer never said its resource is not served",
+            )
+        await asyncio.sleep(3.0)  # a few checks fail first: a growing backoff would show
+        await control_plane.install_crds([late_crd(group)])  # returns once established
+        established = time.monotonic()
+        async with await admin(control_plane) as client:
+            await client.create(
+                gadgets,
+                {
+                    "apiVersion": f"{group}/v1",
+                    "kind": "Gadget",
+                    "metadata": {"name": "g1", "namespace": namespace},
+                },
+            )
+        await eventually(lambda: asyncio.sleep(0, bool(reconciled)), within=10)
+        request, at = reconciled[0]
+        assert request == Request(namespace, "g1")
+        assert at - established < 5.0
+    finally:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+        await control_plane.uninstall_crds([late_crd(group)])
