@@ -193,7 +193,8 @@ def configure(
 ) -> None:
     """Render every stdlib record (kcontrol's included) and structlog's lines to ``stream``
     (default stderr), as JSON lines (``json``, for log collectors) or aligned
-    human-readable lines (``console``).
+    human-readable lines (``console``). Exceptions are rendered as plain Python tracebacks,
+    never with the values of local variables (they may hold secrets).
 
     Installs one handler on the root logger, sets the root level from ``verbosity`` and
     configures structlog to log through stdlib. Idempotent: calling it again replaces the
@@ -209,12 +210,17 @@ def configure(
         structlog.processors.TimeStamper(fmt="iso", utc=True),
         structlog.processors.StackInfoRenderer(),
     ]
+    # Tracebacks never show the values of local variables, in either format: a frame's
+    # locals may hold a Secret's data (structlog's console default, rich's or
+    # better-exceptions' formatter when installed, prints them). Plain tracebacks only.
     renderer: structlog.types.Processor
     if log_format == "json":
         renderer = structlog.processors.JSONRenderer()
-        shared.append(structlog.processors.format_exc_info)
+        shared.append(structlog.processors.format_exc_info)  # traceback.format_exception
     else:
-        renderer = structlog.dev.ConsoleRenderer(colors=False)
+        renderer = structlog.dev.ConsoleRenderer(
+            colors=False, exception_formatter=structlog.dev.plain_traceback
+        )
 
     structlog.configure(
         processors=[

@@ -144,3 +144,26 @@ def test_configure_console_shows_the_context_as_pairs() -> None:
     assert "caches are synced" in out
     assert "controller=widgets" in out
     assert out.count("controller=widgets") == 1, "the pairs are fields, not also in the event"
+
+
+@pytest.mark.parametrize("log_format", kcontrol_logging.LOG_FORMATS)
+def test_tracebacks_never_show_local_variables(log_format: kcontrol_logging.LogFormat) -> None:
+    """A frame's locals may hold a Secret's data (a transform failing on it): the traceback
+    names the frames and the exception, never the values (structlog's console renderer shows
+    them by default when rich or better-exceptions is installed)."""
+    canary = "canary-3e9b51-password"
+    stream = io.StringIO()
+    kcontrol_logging.configure(log_format=log_format, stream=stream)
+
+    def transform(secret: dict[str, dict[str, str]]) -> None:
+        data = dict(secret["data"])  # noqa: F841 - a local holding the value
+        raise KeyError("checksum")
+
+    try:
+        transform({"data": {"password": canary}})
+    except KeyError as error:
+        get_logger("kcontrol.test").error("transform failed", exc_info=error)
+    out = stream.getvalue()
+    assert "transform failed" in out and "KeyError" in out
+    assert "in transform" in out, "the frames are shown"
+    assert canary not in out

@@ -12,7 +12,7 @@ Run by ``kcontrol-manager --controllers=configrestart`` (off under ``*``) with
 ``--configrestart-hmac-key-file`` (required); see ``docs/controllers/configrestart.md``.
 
 Layout, one topic per module: ``_names`` (annotations, kinds, keys), ``_references`` (which
-configs a pod template uses), ``_checksums`` (HMAC key, canonical data, the Secret
+configs a pod template uses), ``_checksums`` (HMAC key, canonical data, the ConfigMap and Secret
 transform), ``_catalog`` (configs and workloads in memory), ``_changes`` (grace period and
 compaction), ``_plan`` (what to write on a workload, the patch), ``_metrics``,
 ``_controller`` (informers, handlers, change loop, sync), ``_factory`` (flags, :data:`SPEC`).

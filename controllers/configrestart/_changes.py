@@ -51,6 +51,13 @@ class ChangeQueue:
             change.count += 1
         return change
 
+    def restart_grace(self, now: float) -> None:
+        """Count every pending change as first seen at ``now``, its counter kept: the
+        controller's start-up, where the changes recorded while the caches filled are the
+        starting state and must come due together."""
+        for change in self._changes.values():
+            change.first_seen = now
+
     def discard(self, key: str) -> None:
         """Drop ``key``'s change (its resource was deleted or opted out)."""
         self._changes.pop(key, None)

@@ -22,11 +22,19 @@ The durable state is the checksums annotation: a controller killed during the gr
 loses its pending changes, but its successor finds the stored checksum of a config different
 from the config's current one and restarts then.
 
-Secrets come through an informer of the controller's own - not the shared factory's, so no
-other controller ever gets a cache without secret data, and none of the factory's caches ever
-holds it - whose transform replaces their data with its keyed checksum
-(:meth:`~kcontrol_controllers.configrestart._checksums.HmacKey.secret_transform`). Logs and events
-name configs by namespace and name, never their content.
+Start-up: the change loop starts once every handler has been called for the initial list of
+its informer (ConfigMaps, Secrets and the three workload kinds), and the changes recorded
+until then - each object's first sight - count their grace period from that moment. They
+come due together, so a workload is written once, with the checksums of all its configs,
+whichever informer synced last. (Starting earlier, a workload would be written with its
+ConfigMaps' checksums, then again a grace period after the Secrets came in.)
+
+ConfigMaps and Secrets come through informers of the controller's own - not the shared
+factory's, so no other controller ever gets a cache without config data, and none of the
+factory's caches ever holds it - whose transform keeps their identity and their keyed
+checksum only
+(:meth:`~kcontrol_controllers.configrestart._checksums.HmacKey.config_transform`). Logs and
+events name configs by namespace and name, never their content.
 """
 
 from __future__ import annotations
@@ -38,7 +46,7 @@ from typing import Any, Final
 
 from prometheus_client import CollectorRegistry
 
-from kcontrol.client import CONFIGMAPS, SECRETS, Client, Object
+from kcontrol.client import Client, Object
 from kcontrol.clock import Clock, RealClock
 from kcontrol.controller import Controller, ControllerOptions
 from kcontrol.errors import NotFound
@@ -49,14 +57,16 @@ from kcontrol.informers import (
     ResourceEventHandlerFuncs,
     SharedIndexInformer,
     SharedInformerFactory,
+    wait_for_cache_sync,
 )
 from kcontrol.logging import get_logger
 
 from ._catalog import Catalog
 from ._changes import ChangeQueue
-from ._checksums import HmacKey, secret_checksum
+from ._checksums import HmacKey, cached_checksum
 from ._metrics import ConfigRestartMetrics
 from ._names import (
+    CONFIG_KINDS,
     WORKLOAD_KINDS,
     family_of,
     make_key,
@@ -102,7 +112,8 @@ class ConfigRestartController:
     seconds; an error whose text matches one of ``ignored_errors`` (``re.search``) is logged
     as a warning and the workload's change dropped, any other is retried (rate-limited).
     :meth:`run` blocks until cancelled; handlers, :meth:`process_due_changes` and
-    :meth:`sync` are public for tests.
+    :meth:`sync` are public for tests, and so are the controller's own informers
+    (:attr:`configmaps`, :attr:`secrets`), which :meth:`run` runs.
     """
 
     def __init__(
@@ -132,36 +143,49 @@ class ConfigRestartController:
         self.changes = ChangeQueue(grace_period)
         self.metrics = ConfigRestartMetrics(registry)
 
-        configmaps = informers.for_resource(CONFIGMAPS)
-        self.secrets = SharedIndexInformer(
-            client, SECRETS, transform=key.secret_transform(), clock=clock
+        self.configmaps, self.secrets = (
+            SharedIndexInformer(
+                client, CONFIG_KINDS[kind], transform=key.config_transform(kind), clock=clock
+            )
+            for kind in ("configmap", "secret")
         )
         workloads = {kind: informers.for_resource(r) for kind, r in WORKLOAD_KINDS.items()}
         self._listers: dict[str, Lister] = {kind: i.lister() for kind, i in workloads.items()}
-        synced = [configmaps.has_synced, self.secrets.has_synced]
-        synced += [informer.has_synced for informer in workloads.values()]
+        registrations = [
+            config_informer.add_event_handler(self._config_handlers(kind))
+            for kind, config_informer in (("configmap", self.configmaps), ("secret", self.secrets))
+        ]
+        registrations += [
+            informer.add_event_handler(self._workload_handlers(kind))
+            for kind, informer in workloads.items()
+        ]
+        # The catalog is built by the handlers: a cache is complete for the controller once
+        # its handler has seen the initial list, not merely once the informer has stored it.
+        self._synced = [registration.has_synced for registration in registrations]
         self.controller = Controller(
             ControllerOptions(
                 name=QUEUE_NAME,
                 sync=self.sync,
                 workers=workers,
-                has_synced=synced,
+                has_synced=self._synced,
                 sync_timeout=sync_timeout,
                 clock=self._clock,
                 registry=registry,
             )
         )
-        for kind, config_informer in (("configmap", configmaps), ("secret", self.secrets)):
-            config_informer.add_event_handler(self._config_handlers(kind))
-        for kind, informer in workloads.items():
-            informer.add_event_handler(self._workload_handlers(kind))
 
     async def run(self) -> None:
-        """Run the Secret informer, the change loop and the workers until cancelled."""
+        """Run the ConfigMap and Secret informers, the workers and, once every handler has
+        seen its informer's initial list, the change loop, until cancelled (module
+        docstring). The workload informers are the shared factory's: its owner runs them."""
         async with asyncio.TaskGroup() as tasks:
+            tasks.create_task(self.configmaps.run(), name="configrestart configmaps informer")
             tasks.create_task(self.secrets.run(), name="configrestart secrets informer")
-            tasks.create_task(self._change_loop(), name="configrestart changes")
             tasks.create_task(self.controller.run(), name="configrestart workers")
+            await wait_for_cache_sync(*self._synced, clock=self._clock)
+            self.changes.restart_grace(self._clock.now())
+            _log.debug("caches synced; changes seen so far wait one grace period from now")
+            tasks.create_task(self._change_loop(), name="configrestart changes")
 
     async def _change_loop(self) -> None:
         while True:
@@ -200,9 +224,7 @@ class ConfigRestartController:
     def _config_handlers(self, kind: str) -> ResourceEventHandlerFuncs:
         def seen(obj: Object) -> None:
             self.metrics.resource_versions.inc()
-            checksum = (
-                self._key.configmap_checksum(obj) if kind == "configmap" else secret_checksum(obj)
-            )
+            checksum = cached_checksum(obj)
             if checksum is None:
                 return
             key = _key_of(kind, obj)
@@ -319,11 +341,18 @@ class ConfigRestartController:
             )
             return
         self.metrics.annotation_updates.inc()
-        if decision.adopted:
+        legacy = [c for c in decision.adopted if self._key.is_legacy(stored.get(c))]
+        if legacy:
+            _log.info(
+                "replaced checksums of the legacy format (not bound to the config's name)",
+                workload=key,
+                configs=",".join(legacy),
+            )
+        if len(legacy) < len(decision.adopted):
             _log.info(
                 "replaced checksums made by another key or controller",
                 workload=key,
-                configs=",".join(decision.adopted),
+                configs=",".join(c for c in decision.adopted if c not in legacy),
             )
         if decision.restart:
             self.metrics.restarts.inc()

@@ -19,6 +19,7 @@ Stored checksums of configs no longer referenced are dropped.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -78,18 +79,63 @@ def plan(
 
 def parse_checksums(text: str | None) -> dict[str, str] | None:
     """The JSON object of a checksums annotation; ``None`` if absent or not an object of
-    strings (the caller treats that as empty and overwrites it)."""
+    strings (the caller treats that as empty and overwrites it).
+
+    Parsed iteratively, accepting exactly a flat JSON object of strings, so no input - a
+    nesting thousands of levels deep included - can raise anything but ``None``."""
     if text is None:
         return None
     try:
-        value = json.loads(text)
-    except ValueError:
+        return _flat_string_object(text)
+    except ValueError:  # json.JSONDecodeError included
         return None
-    if not isinstance(value, dict) or not all(
-        isinstance(k, str) and isinstance(v, str) for k, v in value.items()
-    ):
-        return None
-    return value
+
+
+_WHITESPACE = re.compile(r"[ \t\n\r]*")
+_DECODER = json.JSONDecoder()
+
+
+def _flat_string_object(text: str) -> dict[str, str]:
+    """``{"k": "v", ...}`` with JSON's whitespace and string escapes, as :func:`json.loads`
+    reads it (a repeated key: the last wins); :class:`ValueError` for anything else."""
+
+    def skip(pos: int) -> int:
+        match = _WHITESPACE.match(text, pos)
+        return match.end() if match else pos
+
+    def string(pos: int) -> tuple[str, int]:
+        if text[pos : pos + 1] != '"':
+            raise ValueError(f"expected a string at {pos}")
+        value, end = _DECODER.raw_decode(text, pos)  # a string: no nesting to recurse into
+        if not isinstance(value, str):
+            raise ValueError(f"expected a string at {pos}")
+        return value, end
+
+    result: dict[str, str] = {}
+    pos = skip(0)
+    if text[pos : pos + 1] != "{":
+        raise ValueError("expected an object")
+    pos = skip(pos + 1)
+    if text[pos : pos + 1] == "}":
+        pos += 1
+    else:
+        while True:
+            key, pos = string(pos)
+            pos = skip(pos)
+            if text[pos : pos + 1] != ":":
+                raise ValueError(f"expected ':' at {pos}")
+            value, pos = string(skip(pos + 1))
+            result[key] = value
+            pos = skip(pos)
+            separator = text[pos : pos + 1]
+            pos = skip(pos + 1)
+            if separator == "}":
+                break
+            if separator != ",":
+                raise ValueError(f"expected ',' or '}}' at {pos}")
+    if skip(pos) != len(text):
+        raise ValueError("extra data after the object")
+    return result
 
 
 def stored_checksums(

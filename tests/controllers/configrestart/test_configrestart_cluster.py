@@ -125,12 +125,12 @@ async def revisions(client: ApiClient, namespace: str, name: str) -> int:
     return len(await replicasets(client, namespace, name))
 
 
-def cm_sum(**data: str) -> str:
-    return KEY.configmap_checksum({"data": data})
+def cm_sum(namespace: str, name: str, **data: str) -> str:
+    return KEY.checksum("configmap", namespace, name, data)
 
 
-def secret_sum(value: str) -> str:
-    return KEY.checksum("secret", secret("x", value)["data"])
+def secret_sum(namespace: str, name: str, value: str) -> str:
+    return KEY.checksum("secret", namespace, name, secret(name, value)["data"])
 
 
 async def test_triggers_compaction_metadata_and_opt_out(
@@ -162,7 +162,10 @@ async def _triggers(cluster: Cluster, ns: str, client: ApiClient, key_file: Path
             client,
             ns,
             "web",
-            {f"configmap/{ns}/app": cm_sum(a="1"), f"secret/{ns}/db": secret_sum("s1")},
+            {
+                f"configmap/{ns}/app": cm_sum(ns, "app", a="1"),
+                f"secret/{ns}/db": secret_sum(ns, "db", "s1"),
+            },
         )
         await wait_complete(client, ns, "web")
         assert await revisions(client, ns, "web") == 1, "first sight restarts nothing"
@@ -175,7 +178,10 @@ async def _triggers(cluster: Cluster, ns: str, client: ApiClient, key_file: Path
             client,
             ns,
             "web",
-            {f"configmap/{ns}/app": cm_sum(a="3"), f"secret/{ns}/db": secret_sum("s1")},
+            {
+                f"configmap/{ns}/app": cm_sum(ns, "app", a="3"),
+                f"secret/{ns}/db": secret_sum(ns, "db", "s1"),
+            },
         )
         await wait_complete(client, ns, "web")
         await asyncio.sleep(GRACE + 1)
@@ -187,7 +193,10 @@ async def _triggers(cluster: Cluster, ns: str, client: ApiClient, key_file: Path
             client,
             ns,
             "web",
-            {f"configmap/{ns}/app": cm_sum(a="3"), f"secret/{ns}/db": secret_sum("s2")},
+            {
+                f"configmap/{ns}/app": cm_sum(ns, "app", a="3"),
+                f"secret/{ns}/db": secret_sum(ns, "db", "s2"),
+            },
         )
         await wait_complete(client, ns, "web")
         assert await revisions(client, ns, "web") == 3
@@ -220,9 +229,9 @@ async def _triggers(cluster: Cluster, ns: str, client: ApiClient, key_file: Path
             ns,
             "web",
             {
-                f"configmap/{ns}/app": cm_sum(a="3"),
-                f"configmap/{ns}/extra": cm_sum(e="2"),
-                f"secret/{ns}/db": secret_sum("s2"),
+                f"configmap/{ns}/app": cm_sum(ns, "app", a="3"),
+                f"configmap/{ns}/extra": cm_sum(ns, "extra", e="2"),
+                f"secret/{ns}/db": secret_sum(ns, "db", "s2"),
             },
         )
         await wait_complete(client, ns, "web")
@@ -239,7 +248,7 @@ async def _triggers(cluster: Cluster, ns: str, client: ApiClient, key_file: Path
         await set_data(client, CONFIGMAPS, ns, "app", {"a": "4"})
         await asyncio.sleep(GRACE * 2 + 1)
         assert await revisions(client, ns, "web") == 5, "opted out: no restart"
-        assert (await stored(client, ns, "web"))[f"configmap/{ns}/app"] == cm_sum(a="3")
+        assert (await stored(client, ns, "web"))[f"configmap/{ns}/app"] == cm_sum(ns, "app", a="3")
 
 
 # -- fault 10: a Secret rotated twice within the grace period, the controller killed between --
@@ -288,7 +297,7 @@ async def test_secret_rotated_twice_with_the_controller_killed_between(
     second: Process | None = None
     metrics_seen: list[str] = []
     try:
-        await wait_stored(client, ns, "web", {f"secret/{ns}/db": secret_sum(canaries[0])})
+        await wait_stored(client, ns, "web", {f"secret/{ns}/db": secret_sum(ns, "db", canaries[0])})
         await wait_complete(client, ns, "web")
         assert await revisions(client, ns, "web") == 1
 
@@ -300,7 +309,7 @@ async def test_secret_rotated_twice_with_the_controller_killed_between(
         assert await revisions(client, ns, "web") == 1, "nothing restarted before the kill"
 
         second = Process(cluster, key_file, log_path)
-        await wait_stored(client, ns, "web", {f"secret/{ns}/db": secret_sum(canaries[2])})
+        await wait_stored(client, ns, "web", {f"secret/{ns}/db": secret_sum(ns, "db", canaries[2])})
         await wait_complete(client, ns, "web")
         assert await revisions(client, ns, "web") == 2, "exactly one restart, after the kill"
         metrics_seen.append(await asyncio.to_thread(second.metrics))

@@ -33,6 +33,7 @@ from kcontrol_controllers.configrestart import (
     HmacKey,
     new_controller,
 )
+from tests.controllers.configrestart.test_configrestart_checksums import legacy_checksum
 
 KEY = HmacKey(b"0123456789abcdef0123456789abcdef")
 CANARY = "canary-7c1f0a"
@@ -114,16 +115,18 @@ class Fixture:
     @contextlib.asynccontextmanager
     async def running(self) -> AsyncIterator[Fixture]:
         """The informers (not the workers or the change loop: tests drive those)."""
+        own = (self.controller.configmaps, self.controller.secrets)
         async with asyncio.TaskGroup() as tasks:
-            factory = tasks.create_task(self.informers.run())
-            secrets = tasks.create_task(self.controller.secrets.run())
+            runs = [tasks.create_task(self.informers.run())]
+            runs += [tasks.create_task(informer.run()) for informer in own]
             await self.informers.wait_for_cache_sync()
-            await self.controller.secrets.wait_for_cache_sync()
+            for informer in own:
+                await informer.wait_for_cache_sync()
             try:
                 yield self
             finally:
-                factory.cancel()
-                secrets.cancel()
+                for run in runs:
+                    run.cancel()
 
     def metric(self, name: str) -> float:
         value = self.registry.get_sample_value("deployment_restart_controller_" + name)
@@ -155,6 +158,10 @@ class Fixture:
         annotations = d["spec"]["template"]["metadata"].get("annotations") or {}
         return annotations.get(family.timestamp)  # type: ignore[no-any-return]
 
+    async def advance(self, seconds: float) -> None:
+        self.clock.step(seconds)
+        await self.settle()
+
     async def update(self, resource: Any, obj: Object) -> None:
         current = await self.client.get(resource, obj["metadata"]["name"], namespace="ns")
         obj = {**obj, "metadata": {**obj["metadata"], **current["metadata"]}}
@@ -169,8 +176,8 @@ async def test_first_sight_stores_checksums_without_restart() -> None:
         assert set(patch.patch) == {"metadata"}, "no restart: nothing under spec"
         assert patch.patch["metadata"]["resourceVersion"]
         assert await f.stored() == {
-            "configmap/ns/app": KEY.configmap_checksum(configmap("app", a="1")),
-            "secret/ns/db": KEY.checksum("secret", secret("db", "s1")["data"]),
+            "configmap/ns/app": KEY.config_checksum("configmap", configmap("app", a="1")),
+            "secret/ns/db": KEY.config_checksum("secret", secret("db", "s1")),
         }
         assert await f.restarted_at() is None
         assert f.metric("deployment_annotation_updates_total") == 1
@@ -196,8 +203,8 @@ async def test_config_change_restarts_after_the_grace_period_once() -> None:
         assert await f.process(0.1) == [W]
         (patch,) = f.patches()
         assert KCONTROL.timestamp in patch.patch["spec"]["template"]["metadata"]["annotations"]
-        assert (await f.stored())["configmap/ns/app"] == KEY.configmap_checksum(
-            configmap("app", a="3")
+        assert (await f.stored())["configmap/ns/app"] == KEY.config_checksum(
+            "configmap", configmap("app", a="3")
         )
         assert f.metric("deployment_restarts_total") == 1
         assert f.metric("changes_processed_total") >= 2
@@ -223,8 +230,8 @@ async def test_a_workload_change_does_not_act_early_on_a_waiting_config_change()
         await f.update(CONFIGMAPS, configmap("app", a="3"))
         assert await f.process(4.0) == [W]
         assert len([p for p in f.patches() if "spec" in p.patch]) == 1
-        assert (await f.stored())["configmap/ns/app"] == KEY.configmap_checksum(
-            configmap("app", a="3")
+        assert (await f.stored())["configmap/ns/app"] == KEY.config_checksum(
+            "configmap", configmap("app", a="3")
         )
 
 
@@ -254,6 +261,25 @@ async def test_secret_change_restarts_and_the_cache_holds_no_value() -> None:
         assert await f.restarted_at() is not None
         for action in f.patches():
             assert CANARY not in json.dumps(action.patch)
+
+
+async def test_the_configmap_cache_holds_no_data_and_changes_still_restart() -> None:
+    """ConfigMaps are cached as Secrets are: identity and checksum, not a byte of data (any
+    tenant can create a thousand 1 MiB ones)."""
+    f = Fixture(configmap("app", a=CANARY), secret("db", "s1"), workload())
+    async with f.running():
+        await f.process()
+        cached = f.controller.configmaps.lister().get("ns", "app")
+        assert set(cached) == {"apiVersion", "kind", "metadata", CHECKSUM_FIELD}
+        assert set(cached["metadata"]) <= {"name", "namespace", "uid", "resourceVersion"}
+        assert cached[CHECKSUM_FIELD] == KEY.config_checksum(
+            "configmap", configmap("app", a=CANARY)
+        )
+        assert CANARY not in repr(cached)
+        await f.update(CONFIGMAPS, configmap("app", a=CANARY + "-2"))
+        await f.process()
+        assert await f.restarted_at() is not None
+        assert f.recorder.events == ["Normal ConfigChanged Restarting: configmap/ns/app changed"]
 
 
 async def test_opted_out_workloads_are_left_alone() -> None:
@@ -298,8 +324,8 @@ async def test_xing_annotations_are_honoured() -> None:
 async def test_a_stored_checksum_survives_the_controller() -> None:
     """The durable state: a new controller (nothing in memory) finds the stored checksum
     different from the config's and restarts; it would not without the annotation."""
-    stale = KEY.configmap_checksum(configmap("app", a="old"))
-    secret_sum = KEY.checksum("secret", secret("db", "s1")["data"])
+    stale = KEY.config_checksum("configmap", configmap("app", a="old"))
+    secret_sum = KEY.config_checksum("secret", secret("db", "s1"))
     stored = json.dumps({"configmap/ns/app": stale, "secret/ns/db": secret_sum})
     annotations = {KCONTROL.enabled: "enabled", KCONTROL.checksums: stored}
     f = Fixture(configmap("app", a="new"), secret("db", "s1"), workload(annotations=annotations))
@@ -317,6 +343,82 @@ async def test_foreign_checksums_are_adopted_without_restart() -> None:
         await f.process()
         assert await f.restarted_at(family=XING) is None
         assert KEY.is_own((await f.stored(family=XING))["configmap/ns/app"])
+
+
+async def test_upgrade_from_legacy_checksums_restarts_nothing() -> None:
+    """A workload annotated by a version whose checksums covered the data only: the first
+    sync rewrites the annotation in the current format, without touching the pod template;
+    later changes restart as usual."""
+    legacy = {
+        "configmap/ns/app": legacy_checksum("configmap", configmap("app", a="1")["data"]),
+        "secret/ns/db": legacy_checksum("secret", secret("db", "s1")["data"]),
+    }
+    annotations = {KCONTROL.enabled: "enabled", KCONTROL.checksums: json.dumps(legacy)}
+    f = Fixture(configmap("app", a="1"), secret("db", "s1"), workload(annotations=annotations))
+    async with f.running():
+        assert await f.process() == [W]
+        (patch,) = f.patches()
+        assert set(patch.patch) == {"metadata"}, "no restart: nothing under spec"
+        assert await f.stored() == {
+            "configmap/ns/app": KEY.config_checksum("configmap", configmap("app", a="1")),
+            "secret/ns/db": KEY.config_checksum("secret", secret("db", "s1")),
+        }
+        assert f.metric("deployment_restarts_total") == 0 and f.recorder.events == []
+        await f.process()
+        assert len(f.patches()) == 1, "migrated once"
+        await f.update(SECRETS, secret("db", "s2"))
+        await f.process()
+        assert await f.restarted_at() is not None
+        assert f.recorder.events == ["Normal ConfigChanged Restarting: secret/ns/db changed"]
+
+
+async def test_a_deeply_nested_annotation_is_overwritten_as_malformed() -> None:
+    nested = "[" * 100_000 + "]" * 100_000
+    annotations = {KCONTROL.enabled: "enabled", KCONTROL.checksums: nested}
+    f = Fixture(configmap("app", a="1"), secret("db", "s1"), workload(annotations=annotations))
+    async with f.running():
+        assert await f.process() == [W]
+        (patch,) = f.patches()
+        assert set(patch.patch) == {"metadata"}, "no restart"
+        assert await f.stored() == {
+            "configmap/ns/app": KEY.config_checksum("configmap", configmap("app", a="1")),
+            "secret/ns/db": KEY.config_checksum("secret", secret("db", "s1")),
+        }
+
+
+async def test_start_up_writes_a_workload_once_whichever_cache_syncs_last() -> None:
+    """run(): the Secrets are listed well after the ConfigMaps and workloads, past a grace
+    period. The workload is written once, with both checksums - not with the ConfigMap's
+    first and the Secret's a grace period later."""
+    f = Fixture(configmap("app", a="1"), secret("db", "s1"), workload())
+    secrets_listed = asyncio.Event()
+
+    async def slow_secrets(action: Action) -> None:
+        await secrets_listed.wait()  # then the tracker answers
+
+    f.client.prepend_reactor("list", SECRETS, slow_secrets)
+    async with asyncio.TaskGroup() as tasks:
+        runs = [tasks.create_task(f.informers.run()), tasks.create_task(f.controller.run())]
+        await f.informers.wait_for_cache_sync()
+        await f.controller.configmaps.wait_for_cache_sync()
+        await f.settle()
+        await f.advance(6.0)  # the ConfigMap's and the workload's first sight are due
+        secrets_listed.set()
+        await f.controller.secrets.wait_for_cache_sync()
+        for _ in range(20):
+            await f.advance(0.1)  # cache-sync polls, then change checks within the grace
+        await f.advance(6.0)  # the Secret's first sight is due
+        for _ in range(4):
+            await f.advance(0.5)
+        patches = f.patches()
+        for run in runs:
+            run.cancel()
+    assert len(patches) == 1, [p.patch for p in patches]
+    assert set(patches[0].patch) == {"metadata"}, "no restart"
+    assert await f.stored() == {
+        "configmap/ns/app": KEY.config_checksum("configmap", configmap("app", a="1")),
+        "secret/ns/db": KEY.config_checksum("secret", secret("db", "s1")),
+    }
 
 
 async def test_statefulsets_and_daemonsets() -> None:
@@ -405,6 +507,6 @@ def test_factory_needs_the_key_file(tmp_path: Path) -> None:
     controller = new_controller(ctx)
     assert isinstance(controller, ConfigRestartController)
     plurals = sorted(i.resource.plural for i in ctx.informers.informers())
-    assert plurals == ["configmaps", "daemonsets", "deployments", "statefulsets"], (
-        "Secrets are not in the shared factory"
+    assert plurals == ["daemonsets", "deployments", "statefulsets"], (
+        "ConfigMaps and Secrets are not in the shared factory"
     )

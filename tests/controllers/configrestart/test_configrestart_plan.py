@@ -7,7 +7,7 @@ import json
 import pytest
 
 from kcontrol_controllers.configrestart import KCONTROL, XING, plan
-from kcontrol_controllers.configrestart._plan import patch_body, stored_checksums
+from kcontrol_controllers.configrestart._plan import parse_checksums, patch_body, stored_checksums
 
 C = "configmap/ns/app"
 S = "secret/ns/db"
@@ -97,6 +97,43 @@ def test_stored_checksums_families() -> None:
     assert stored_checksums({KCONTROL.checksums: "not json"}, KCONTROL) == ({}, False)
     assert stored_checksums({KCONTROL.checksums: "[1]"}, KCONTROL) == ({}, False)
     assert stored_checksums(None, KCONTROL) == ({}, False)
+
+
+DEEP = 100_000
+
+# name, annotation text, parsed (None: malformed)
+PARSE_CASES = [
+    ("empty object", "{}", {}),
+    ("compact", f'{{"{C}":"a","{S}":"b"}}', {C: "a", S: "b"}),
+    ("whitespace and escapes", f' {{ "{C}" : "\\u00e9\\n" }}\n', {C: "\u00e9\n"}),
+    ("brackets inside a string", f'{{"{C}":"[[[{{"}}', {C: "[[[{"}),
+    ("repeated key: the last wins", '{"k":"1","k":"2"}', {"k": "2"}),
+    ("absent", None, None),
+    ("not json", "not json", None),
+    ("an array", "[1]", None),
+    ("a number value", f'{{"{C}":1}}', None),
+    ("an object value", f'{{"{C}":{{"x":"y"}}}}', None),
+    ("trailing comma", f'{{"{C}":"a",}}', None),
+    ("extra data", '{"k":"v"}{}', None),
+    ("unterminated", '{"k":"v"', None),
+    ("deeply nested arrays", "[" * DEEP + "]" * DEEP, None),
+    ("deeply nested objects", '{"a":' * DEEP + '"x"' + "}" * DEEP, None),
+    ("deeply nested value", f'{{"{C}":' + "[" * DEEP + "]" * DEEP + "}", None),
+]
+
+
+@pytest.mark.parametrize(
+    ("text", "parsed"), [case[1:] for case in PARSE_CASES], ids=[case[0] for case in PARSE_CASES]
+)
+def test_parse_checksums(text: str | None, parsed: dict[str, str] | None) -> None:
+    """Exactly a flat JSON object of strings; anything else is malformed (None), and no
+    input raises - a nesting deep enough to exhaust a recursive parser's stack included."""
+    assert parse_checksums(text) == parsed
+
+
+def test_a_deeply_nested_annotation_is_malformed_like_any_other() -> None:
+    nested = "[" * DEEP + "]" * DEEP
+    assert stored_checksums({KCONTROL.checksums: nested}, KCONTROL) == ({}, False)
 
 
 def test_patch_touches_only_the_two_annotations() -> None:
