@@ -7,8 +7,8 @@ replicaset controllers, kwok nodes). Then:
 1. ``kcontrol-manager`` runs as a child process in its own session (Ctrl-C in the terminal
    reaches only this process, which stops it in order), its output in a log file;
 2. ``examples/rollout/namespace.yaml`` and ``deployment.yaml`` are applied (server-side);
-3. :class:`~kcontrol.rollout.RolloutView` draws the rollout, headed by the kubeconfig path and
-   kubectl commands to try;
+3. :class:`~kcontrol.rollout.RolloutView` draws the rollout, headed by commands to try in
+   another terminal, spelled to work there as shown (:class:`Commands`);
 4. once it is complete, ``deployment-v2.yaml`` (another image) is applied after a countdown,
    so a rolling update can be watched (``--no-update`` skips it).
 
@@ -24,6 +24,7 @@ import argparse
 import asyncio
 import contextlib
 import os
+import shlex
 import shutil
 import signal
 import sys
@@ -44,7 +45,7 @@ from kcontrol.rollout._view import RolloutView
 from kcontrol.testing.cluster import Cluster
 from kcontrol.testing.envtest import ControlPlaneError, find_binary
 
-__all__ = ["LocalOptions", "ManagerExited", "ManagerProcess", "main", "run_local"]
+__all__ = ["Commands", "LocalOptions", "ManagerExited", "ManagerProcess", "main", "run_local"]
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "rollout"
 """The example manifests, in the source tree (``make run`` runs from it)."""
@@ -76,6 +77,63 @@ class LocalOptions:
     nodes: int = 3
     update_after: float | None = 5.0
     console: Console = field(default_factory=Console)
+
+
+@dataclass(frozen=True, slots=True)
+class Commands:
+    """The commands ``make run`` suggests, spelled to work as shown in a new terminal.
+
+    Such a terminal need not have kubectl on its PATH (``make assets`` builds it into the
+    cache directory, ``~/.cache/kcontrol/k8s/<version>/``), nor the virtualenv active, nor
+    start in the source tree, nor know the cluster: so kubectl and Python are named by path,
+    and :meth:`setup` (a ``cd`` and an ``export KUBECONFIG``) comes first. Every argument is
+    shell-quoted.
+
+    - ``kubectl``: the built kubectl, else the one on PATH, by absolute path;
+    - ``python``: this interpreter, relative to ``directory`` when below it;
+    - ``directory``: where relative paths (the examples) are relative to;
+    - ``kubeconfig``: the cluster's kubeconfig, absolute.
+    """
+
+    kubectl: str
+    python: str
+    directory: Path
+    kubeconfig: str
+
+    @classmethod
+    def for_cluster(cls, kubeconfig: str) -> Commands:
+        """The commands for ``kubeconfig``'s cluster, from the working directory."""
+        directory = Path.cwd()
+        return cls(
+            kubectl=_kubectl(),
+            python=_relative(Path(sys.executable).absolute(), directory),
+            directory=directory,
+            kubeconfig=os.path.abspath(kubeconfig),
+        )
+
+    def setup(self) -> tuple[str, str]:
+        """What to run first in the other terminal."""
+        return (
+            f"cd {shlex.quote(str(self.directory))}",
+            f"export KUBECONFIG={shlex.quote(self.kubeconfig)}",
+        )
+
+    def kubectl_command(self, *args: str) -> str:
+        """kubectl with ``args``, after :meth:`setup`."""
+        return shlex.join([self.kubectl, *args])
+
+    def kubectl_standalone(self, *args: str) -> str:
+        """kubectl with ``args`` and the kubeconfig: works in any terminal, any directory
+        (``args`` must not hold relative paths)."""
+        return f"KUBECONFIG={shlex.quote(self.kubeconfig)} {self.kubectl_command(*args)}"
+
+    def apply(self, path: Path) -> str:
+        """``kubectl apply -f path``, after :meth:`setup`."""
+        return self.kubectl_command("apply", "-f", _relative(path.resolve(), self.directory))
+
+    def rollout_view(self, target: str) -> str:
+        """``python -m kcontrol.rollout NAMESPACE/NAME``, after :meth:`setup`."""
+        return shlex.join([self.python, "-m", "kcontrol.rollout", target])
 
 
 class ManagerProcess:
@@ -162,12 +220,14 @@ async def run_local(options: LocalOptions) -> None:
         second = options.examples / "deployment-v2.yaml"
         target = load_manifests(first)[-1]["metadata"]
         namespace, name = target["namespace"], target["name"]
+        commands = Commands.for_cluster(kubeconfig)
         await apply_file(client, options.examples / "namespace.yaml")
         if options.kubeconfig is not None:
             stack.callback(
                 console.print,
                 f"left namespace {namespace} in place; remove it with: "
-                f"kubectl delete namespace {namespace}",
+                + commands.kubectl_standalone("delete", "namespace", namespace),
+                soft_wrap=True,  # one line, however long: it must paste as one command
             )
         await _wait_for_service_account(client, namespace)
 
@@ -176,23 +236,35 @@ async def run_local(options: LocalOptions) -> None:
             namespace,
             name,
             console=console,
-            header=_header(options, kubeconfig, manager, f"{namespace}/{name}", second),
+            header=_header(
+                options,
+                commands,
+                manager=(manager.pid, manager.log),
+                target=f"{namespace}/{name}",
+                second=second,
+            ),
         )
         async with asyncio.TaskGroup() as tasks:
             tasks.create_task(manager.wait(), name="kcontrol-manager")
             tasks.create_task(view.run(), name="rollout view")
-            tasks.create_task(_demo(view, client, options, first, second), name="demo")
+            tasks.create_task(_demo(view, client, options, commands), name="demo")
 
 
 async def _demo(
-    view: RolloutView, client: ApiClient, options: LocalOptions, first: Path, second: Path
+    view: RolloutView,
+    client: ApiClient,
+    options: LocalOptions,
+    commands: Commands,
 ) -> None:
     """Apply the example, wait for its rollout, then (after a countdown) roll out v2."""
+    first = options.examples / "deployment.yaml"
+    second = options.examples / "deployment-v2.yaml"
     deployment = (await apply_file(client, first))[-1]
     view.notice = f"applied {_shown(first)}: {_summary(deployment)}; kcontrol-manager rolls it out"
     await view.wait_for(_rolled_out(deployment))
+    # Commands go on lines of their own, so that the view does not wrap them.
     if options.update_after is None:
-        view.notice = f"rollout complete. Roll out another image: kubectl apply -f {_shown(second)}"
+        view.notice = f"rollout complete. Roll out another image:\n  {commands.apply(second)}"
         return
     for left in range(int(options.update_after), 0, -1):
         view.notice = (
@@ -204,8 +276,7 @@ async def _demo(
     view.notice = f"applied {_shown(second)}: rolling update to {_summary(deployment)}"
     await view.wait_for(_rolled_out(deployment))
     view.notice = (
-        f"rolling update complete. Roll back: kubectl apply -f {_shown(first)}. "
-        "Ctrl-C stops everything."
+        f"rolling update complete; Ctrl-C stops everything. Roll back:\n  {commands.apply(first)}"
     )
 
 
@@ -257,12 +328,15 @@ async def _stopped(manager: ManagerProcess, console: Console) -> None:
 
 def _header(
     options: LocalOptions,
-    kubeconfig: str,
-    manager: ManagerProcess,
+    commands: Commands,
+    *,
+    manager: tuple[int, Path],
     target: str,
     second: Path,
 ) -> tuple[str, ...]:
-    kubectl = _kubectl()
+    """The lines above the view: what runs where (``manager``: its pid and log), and
+    commands to try (:class:`Commands`)."""
+    pid, log = manager
     namespace, name = target.split("/")
     where = (
         f"a local cluster ({options.nodes} kwok nodes)"
@@ -275,33 +349,41 @@ def _header(
         else "Ctrl-C stops this view and kcontrol-manager; the cluster is left as it is."
     )
     return (
-        f"kcontrol-manager (pid {manager.pid}) runs the deployment and replicaset controllers "
-        f"on {where}; its log: {manager.log}",
-        f"export KUBECONFIG={kubeconfig}",
-        "try, in another terminal (after the export):",
-        f"  {kubectl} get deploy,rs,pods -n {namespace}",
-        f"  {kubectl} apply -f {_shown(second)}     # a rolling update to another image",
-        f"  {kubectl} scale deploy/{name} -n {namespace} --replicas=10",
-        f"  python -m kcontrol.rollout {target}     # this view, on any cluster",
+        f"kcontrol-manager (pid {pid}) runs the deployment and replicaset controllers "
+        f"on {where}; its log: {log}",
+        "try, in another terminal:",
+        *(f"  {line}" for line in commands.setup()),
+        f"  {commands.kubectl_command('get', 'deploy,rs,pods', '-n', namespace)}",
+        f"  {commands.apply(second)}",
+        "  "
+        + commands.kubectl_command("scale", f"deploy/{name}", "-n", namespace, "--replicas=10"),
+        f"  {commands.rollout_view(target)}   # this view, on any cluster",
         stop,
     )
 
 
 def _kubectl() -> str:
-    if shutil.which("kubectl"):
-        return "kubectl"
+    """The kubectl built for the test cluster (the version kcontrol is tested with), else the
+    one on PATH, by absolute path; bare ``kubectl`` if there is neither."""
     try:
-        return str(find_binary("kubectl"))
+        return os.path.abspath(find_binary("kubectl"))
     except ControlPlaneError:
-        return "kubectl"
+        found = shutil.which("kubectl")
+        return os.path.abspath(found) if found else "kubectl"
+
+
+def _relative(path: Path, directory: Path) -> str:
+    """``path`` relative to ``directory`` when it is below it (symlinks are not resolved: a
+    virtualenv's python is a link to the base interpreter, which lacks the packages)."""
+    try:
+        return str(path.relative_to(directory))
+    except ValueError:
+        return str(path)
 
 
 def _shown(path: Path) -> str:
     """``path`` relative to the working directory when it is below it."""
-    try:
-        return str(path.resolve().relative_to(Path.cwd()))
-    except ValueError:
-        return str(path)
+    return _relative(path.resolve(), Path.cwd())
 
 
 def _manager_command() -> list[str]:

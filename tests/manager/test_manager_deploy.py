@@ -1,9 +1,12 @@
 """deploy/ and the Dockerfile: the manifests are accepted by a real apiserver (server-side dry
-run), the pod passes the "restricted" Pod Security profile, RBAC grants what upstream's
-bootstrap roles grant and nothing more, and the flags in the Deployment are valid."""
+run), the pod passes the "restricted" Pod Security profile and gets the critical priority,
+RBAC grants what upstream's bootstrap roles grant and nothing more, and the flags in the
+Deployment are valid. The NetworkPolicy, the placement and the README's overlay:
+test_manager_deploy_hardening.py."""
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 from pathlib import Path
@@ -25,7 +28,7 @@ def documents(name: str) -> list[dict[str, Any]]:
 
 
 def find(kind: str, name: str) -> dict[str, Any]:
-    for file in ("namespace.yaml", "rbac.yaml", "deployment.yaml"):
+    for file in ("namespace.yaml", "rbac.yaml", "deployment.yaml", "networkpolicy.yaml"):
         for doc in documents(file):
             if doc["kind"] == kind and doc["metadata"]["name"] == name:
                 return doc
@@ -80,6 +83,7 @@ def test_server_side_dry_run_accepts_everything(
         "deployment.apps/kcontrol-manager",
         "service/kcontrol-manager-metrics",
         "poddisruptionbudget.policy/kcontrol-manager",
+        "networkpolicy.networking.k8s.io/kcontrol-manager",
     ):
         assert kind_name in out, out
     assert "PodSecurity" not in err, err
@@ -114,6 +118,40 @@ def test_pod_is_admitted_under_the_restricted_profile(
     )
     assert code != 0, "the namespace must enforce the restricted profile"
     assert "violates PodSecurity" in err
+
+
+SYSTEM_CLUSTER_CRITICAL = 2_000_000_000
+"""The value of the PriorityClass the API server creates at start-up (scheduling/v1)."""
+
+
+def test_pod_gets_the_critical_priority(
+    control_plane: ControlPlane, installed_namespace: None
+) -> None:
+    """priorityClassName names a class the API server has, and its Priority admission plugin
+    resolves it into the pod's priority (a name it did not know would be refused)."""
+    pod = find("Deployment", "kcontrol-manager")["spec"]["template"]["spec"]
+    assert pod["priorityClassName"] == "system-cluster-critical"
+    code, out, err = kubectl(
+        control_plane, "get", "priorityclass", "system-cluster-critical", "-o", "json"
+    )
+    assert code == 0, err
+    assert json.loads(out)["value"] == SYSTEM_CLUSTER_CRITICAL
+    code, out, err = kubectl(
+        control_plane,
+        "create",
+        "--dry-run=server",
+        "-o",
+        "json",
+        "-f",
+        "-",
+        stdin=_pod_from_template(),
+    )
+    assert code == 0, err
+    admitted = json.loads(out)["spec"]
+    assert (admitted["priorityClassName"], admitted["priority"]) == (
+        "system-cluster-critical",
+        SYSTEM_CLUSTER_CRITICAL,
+    )
 
 
 def test_container_hardening_and_probes() -> None:
