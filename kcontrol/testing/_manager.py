@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 from collections.abc import AsyncIterator
 from typing import TypeVar
 
@@ -30,11 +31,14 @@ async def running(
     """Run ``manager`` in a task for the block (on ``client`` when given, see
     :meth:`Manager.run <kcontrol.manager.Manager.run>`), entered once it is
     :meth:`~kcontrol.manager.Manager.ready` (controllers running, caches synced); yields
-    ``client``. On exit the manager is cancelled and drained, as on SIGTERM.
+    ``client``. On exit the manager is cancelled and drained, as on SIGTERM, and the objects
+    its first sync froze out of the garbage collector (``gc.freeze()``, see
+    :class:`~kcontrol.manager.Manager`) are unfrozen, so the test process is left as it was.
 
     A run that fails before it is ready raises its error here; one that is not ready within
     ``ready_within`` seconds raises :class:`TimeoutError`.
     """
+    frozen_before = gc.get_freeze_count()
     task = asyncio.create_task(manager.run(client=client), name=f"manager {manager.component}")
     try:
         async with asyncio.timeout(ready_within):
@@ -48,3 +52,5 @@ async def running(
         task.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await task
+        if frozen_before == 0 and gc.get_freeze_count():
+            gc.unfreeze()  # the run's gc.freeze() after its first sync: not for the next test

@@ -23,6 +23,7 @@ def new_manager(plane: ControlPlane, **options: Any) -> Manager:
         ),
         name="builder-test",
         registry=CollectorRegistry(),
+        freeze_gc_after_sync=False,
     )
 
 
