@@ -142,7 +142,12 @@ def pod_ready_time(pod: Mapping[str, Any]) -> datetime | None:
 def is_pod_available(pod: Mapping[str, Any], min_ready_seconds: int, now: datetime) -> bool:
     """True for a ready pod that has been ready for at least ``min_ready_seconds`` at
     ``now`` (any ready pod when ``min_ready_seconds`` is 0; never one whose ready condition
-    has no transition time otherwise)."""
+    has no transition time otherwise).
+
+    The boundary is inclusive, as 1.36's ``IsPodAvailable``
+    (``readyTime + minReadySeconds <= now``; older releases compared with ``<``): a pod is
+    available at the very moment the requeue after ``min_ready_seconds`` checks it.
+    """
     if not is_pod_ready(pod):
         return False
     if min_ready_seconds == 0:

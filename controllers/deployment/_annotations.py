@@ -35,6 +35,7 @@ __all__ = [
     "get_max_replicas_annotation",
     "mutable_annotations",
     "non_negative_int32_from_annotation",
+    "parse_decimal",
     "replicas_annotations_need_update",
     "rollback_to",
     "set_deployment_annotations_to",
@@ -142,20 +143,39 @@ def replicas_annotations_need_update(
     )
 
 
+def parse_decimal(text: str, *, bits: int, signed: bool) -> int:
+    """``text`` as Go's ``strconv.ParseInt(text, 10, bits)`` (``signed``) or
+    ``strconv.ParseUint(text, 10, bits)`` reads it: ASCII digits (after an optional ``+`` or
+    ``-`` when ``signed``), leading zeros allowed.
+
+    Raises :class:`AnnotationError` saying "invalid syntax" or "value out of range" as Go's
+    errors do. The digits are measured before they are converted, so a value of any length
+    is an error like any other (Python refuses to convert more than 4,300 digits).
+    """
+    body = text[1:] if signed and text[:1] in ("+", "-") else text
+    if not body or not all("0" <= char <= "9" for char in body):
+        raise AnnotationError(f'parsing "{text}": invalid syntax')
+    negative = signed and text[:1] == "-"
+    # The largest magnitude the type holds: 2**(bits-1) below zero, one less above it.
+    limit = (2 ** (bits - 1) - (0 if negative else 1)) if signed else 2**bits - 1
+    significant = body.lstrip("0") or "0"
+    if len(significant) > len(str(limit)) or int(significant) > limit:
+        raise AnnotationError(f'parsing "{text}": value out of range')
+    return -int(significant) if negative else int(significant)
+
+
 def non_negative_int32_from_annotation(obj: Mapping[str, Any], key: str) -> int | None:
     """The annotation ``key`` as an int32 >= 0, or ``None`` when it is absent.
 
     Raises :class:`AnnotationError` when it is present but not a decimal number in
-    ``[0, 2**31 - 1]`` (upstream ``getNonNegativeInt32FromAnnotation``, whose errors say
-    "invalid syntax" or "out of range" as Go's ``strconv`` does).
+    ``[0, 2**31 - 1]`` (upstream ``getNonNegativeInt32FromAnnotation``: ``ParseUint(value,
+    10, 32)``, then the int32 bound; its errors say "invalid syntax" or "out of range").
     """
     value = annotations_of(obj).get(key)
     if value is None:
         return None
     text = str(value)
-    if not text or not all("0" <= char <= "9" for char in text):
-        raise AnnotationError(f'parsing "{text}": invalid syntax')
-    number = int(text)
+    number = parse_decimal(text, bits=32, signed=False)
     if number > _INT32_MAX:
         raise AnnotationError(f'parsing "{text}": value out of range')
     return number
@@ -181,12 +201,9 @@ def get_max_replicas_annotation(replica_set: Mapping[str, Any]) -> int | None:
 def rollback_to(deployment: Mapping[str, Any]) -> int | None:
     """The revision the deprecated ``spec.rollbackTo`` asks for (``0``: the previous one),
     read from the annotation the API keeps it in; ``None`` when absent, empty or not an
-    integer (an invalid value is ignored, as upstream)."""
+    int64 (an invalid value is ignored, as upstream)."""
     value = str(annotations_of(deployment).get(ROLLBACK_TO_ANNOTATION) or "")
-    body = value[1:] if value[:1] in ("+", "-") else value
-    if not body or not body.isascii() or not body.isdigit():
+    try:
+        return parse_decimal(value, bits=64, signed=True)
+    except AnnotationError:
         return None
-    number = int(value)
-    if not -(2**63) <= number < 2**63:
-        return None
-    return number

@@ -2,8 +2,9 @@
 
 Wiring (as kube-controller-manager's): informers on Deployments, ReplicaSets and Pods; a
 rate-limited queue named ``deployment``; 5 workers by default
-(``--concurrent-deployment-syncs``); a key failing 15 times in a row is dropped until the next
-event. Events are recorded as ``deployment-controller``.
+(``--concurrent-deployment-syncs``); a key failing 15 times in a row - 409 Conflicts included -
+is dropped until the next event; a sync has no time limit of its own (each API call has the
+client's). Events are recorded as ``deployment-controller``.
 
 Handlers only queue keys; :meth:`DeploymentController.sync` reads the current state from the
 caches and converges it, in upstream's priority order:
@@ -42,7 +43,6 @@ from kcontrol.controller import (
 from kcontrol.errors import (
     NAMESPACE_TERMINATING_CAUSE,
     ApiError,
-    Conflict,
     NotFound,
     has_status_cause,
 )
@@ -281,7 +281,7 @@ class DeploymentController:
             for rs in self._rs_lister.list(namespace_of(deployment), selector)
             if is_controlled_by(rs, deployment)
         ]
-        pod_map = self._pod_map(deployment, selector, owned)
+        pod_map = self._pod_map(owned)
         if not any(pod_map.values()):
             self._enqueue(deployment)
 
@@ -325,27 +325,29 @@ class DeploymentController:
             )
         return deployments
 
-    def _pod_map(
-        self, deployment: Mapping[str, Any], selector: Selector, rs_list: list[Object]
-    ) -> PodMap:
-        """The Deployment's pods (inactive ones too: Recreate must see them) grouped by the
-        UID of the ReplicaSet of ``rs_list`` that controls them."""
-        # Upstream lists the namespace's pods by the Deployment's selector and groups them by
-        # controller UID; the same pods, read from the index by controller.
-        pod_map: PodMap = {}
-        for rs in rs_list:
-            owned = filter_pods_by_owner(self._pod_indexer, rs, "ReplicaSet", include_orphans=False)
-            pod_map[uid_of(rs)] = [pod for pod in owned if selector.matches(labels_of(pod))]
-        return pod_map
+    def _pod_map(self, rs_list: list[Object]) -> PodMap:
+        """The pods of the ReplicaSets of ``rs_list`` (inactive ones too: Recreate must see
+        them) keyed by the UID of the ReplicaSet that controls them.
+
+        By ownership alone, as upstream's ``getPodMapForDeployment`` (``FilterPodsByOwner``):
+        a pod relabelled out of the selector but still controlled by an old ReplicaSet still
+        runs old code, and Recreate must wait for it."""
+        return {
+            uid_of(rs): filter_pods_by_owner(
+                self._pod_indexer, rs, "ReplicaSet", include_orphans=False
+            )
+            for rs in rs_list
+        }
 
     # -- sync --------------------------------------------------------------------------------
 
     async def sync(self, key: str) -> Result | None:
         """Converge the Deployment named by ``key``; see the module docstring.
 
-        A write refused for a stale resourceVersion requeues the key (rate-limited) without
-        counting as an error; a write refused because the namespace is terminating drops it
-        (every later write would fail too). Other errors propagate to the runner.
+        A write refused because the namespace is terminating drops the key (every later
+        write would fail too). Other errors propagate to the runner, a 409 Conflict (a write
+        from a stale cache) among them: as upstream's ``handleErr``, it counts toward the
+        :data:`MAX_RETRIES` after which the key is dropped until its next event.
         """
         namespace, name = split_meta_namespace_key(key)
         try:
@@ -356,9 +358,6 @@ class DeploymentController:
         deployment: Object = copy.deepcopy(cached)  # never change the cache
         try:
             return await self._sync_deployment(deployment)
-        except Conflict as error:
-            _log.debug("conflict; requeueing", key=key, error=str(error))
-            return Result(requeue=True)
         except ApiError as error:
             if has_status_cause(error, NAMESPACE_TERMINATING_CAUSE):
                 _log.debug("namespace is terminating; dropping the key", key=key, error=str(error))
@@ -414,7 +413,7 @@ class DeploymentController:
         if kind == RECREATE:
             # Only Recreate reads the pods (are old ones still running?): upstream builds the
             # map for every sync, a pure read, so building it here alone changes nothing.
-            pod_map = self._pod_map(deployment, selector, rs_list)
+            pod_map = self._pod_map(rs_list)
             return await rollout_recreate(ctx, deployment, rs_list, pod_map)
         if kind == ROLLING_UPDATE:
             return await rollout_rolling(ctx, deployment, rs_list)

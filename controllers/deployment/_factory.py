@@ -18,9 +18,12 @@ CONCURRENT_SYNCS = ControllerFlag(
 )
 """kube-controller-manager's ``--concurrent-deployment-syncs`` (default 5)."""
 
-SYNC_TIMEOUT: Final = 60.0
-"""Seconds one sync may take before it is cancelled and retried. A sync makes a handful of
-API calls; a hung connection must not hold a worker (and its key) forever."""
+SYNC_TIMEOUT: Final[float | None] = None
+"""No limit on a whole sync, as upstream. A hung connection cannot hold a worker forever:
+each API call is bounded by the client's request timeout. A limit on the whole sync would
+cancel syncs that are only slow (waiting for the client's rate limiter, or on a 429's
+Retry-After while the API server sheds load), throwing their work away and counting each as
+one of the 15 failures after which the key is dropped."""
 
 
 def new_controller(ctx: ControllerContext) -> DeploymentController:

@@ -16,7 +16,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ._annotations import get_max_replicas_annotation
+from ._annotations import AnnotationError, get_max_replicas_annotation, parse_decimal
 from ._fields import (
     RECREATE,
     ROLLING_UPDATE,
@@ -63,11 +63,10 @@ def scaled_value_from_int_or_percent(value: IntOrPercent | None, total: int, rou
         return value
     if not value.endswith("%"):
         raise IntOrPercentError(f"invalid type: string is not a percentage: {value!r}")
-    digits = value[:-1]
-    body = digits[1:] if digits[:1] in ("+", "-") else digits
-    if not body.isascii() or not body.isdigit():
-        raise IntOrPercentError(f'invalid value "{value}": invalid syntax')
-    percent = int(digits)
+    try:
+        percent = parse_decimal(value[:-1], bits=64, signed=True)  # Go's strconv.Atoi
+    except AnnotationError as error:
+        raise IntOrPercentError(f'invalid value "{value}": {error}') from None
     product = percent * total
     # ceil/floor of product / 100 in exact integer arithmetic (Go rounds the float quotient,
     # which is the same for every int32 input).

@@ -22,8 +22,10 @@ from kcontrol.logging import get_logger
 from ._annotations import (
     REVISION_ANNOTATION,
     REVISION_HISTORY_ANNOTATION,
+    AnnotationError,
     copy_deployment_annotations_to_replica_set,
     mutable_annotations,
+    parse_decimal,
     set_replicas_annotations,
 )
 from ._fields import annotations_of, creation_key, name_of, spec_replicas
@@ -45,30 +47,27 @@ MAX_REV_HISTORY_LENGTH_IN_CHARS: Final = 2000
 
 _log = get_logger(__name__)
 
-# Go's strconv.ParseInt(s, 10, 64) range.
-_INT64_MIN: Final = -(2**63)
-_INT64_MAX: Final = 2**63 - 1
-
 
 class RevisionError(ValueError):
-    """The revision annotation is missing or not a 64-bit integer."""
+    """The revision annotation is not a 64-bit integer."""
 
 
 def _parse_int64(text: str) -> int:
     """Go's ``strconv.ParseInt(text, 10, 64)``: optional sign, decimal digits."""
-    body = text[1:] if text[:1] in ("+", "-") else text
-    if not body or not all("0" <= char <= "9" for char in body):
-        raise RevisionError(f'strconv.ParseInt: parsing "{text}": invalid syntax')
-    value = int(text)
-    if not _INT64_MIN <= value <= _INT64_MAX:
-        raise RevisionError(f'strconv.ParseInt: parsing "{text}": value out of range')
-    return value
+    try:
+        return parse_decimal(text, bits=64, signed=True)
+    except AnnotationError as error:
+        raise RevisionError(f"strconv.ParseInt: {error}") from None
 
 
 def revision(obj: Mapping[str, Any]) -> int:
-    """The revision annotation of ``obj``; raises :class:`RevisionError` when it is missing
-    or malformed (upstream ``Revision``: an empty value does not parse)."""
-    return _parse_int64(str(annotations_of(obj).get(REVISION_ANNOTATION, "")))
+    """The revision annotation of ``obj``, 0 when it has none (upstream ``Revision``: a
+    ReplicaSet without one is revision 0); raises :class:`RevisionError` when it does not
+    parse (an empty value does not)."""
+    value = annotations_of(obj).get(REVISION_ANNOTATION)
+    if value is None:
+        return 0
+    return _parse_int64(str(value))
 
 
 def max_revision(replica_sets: Iterable[Mapping[str, Any] | None]) -> int:

@@ -40,11 +40,9 @@ async def scale_replica_set_and_record_event(
 
     Returns ``(scaled, the ReplicaSet as it is now)``; API errors propagate.
     """
-    current = spec_replicas(replica_set)
-    if current == new_scale:
+    if spec_replicas(replica_set) == new_scale:
         return False, replica_set
-    operation = "up" if current < new_scale else "down"
-    return await scale_replica_set(ctx, replica_set, new_scale, deployment, operation)
+    return await scale_replica_set(ctx, replica_set, new_scale, deployment)
 
 
 async def scale_replica_set(
@@ -52,11 +50,11 @@ async def scale_replica_set(
     replica_set: Object,
     new_scale: int,
     deployment: Mapping[str, Any],
-    operation: str,
 ) -> tuple[bool, Object]:
     """Set ``replica_set``'s size and replicas annotations (one patch, only if either
-    changes); an event is recorded when the size changed. Returns ``(scaled, the ReplicaSet
-    as it is now)``."""
+    changes); an event is recorded when the size changed, saying "up" or "down" as this
+    ReplicaSet moved (in proportional scaling one may shrink while the Deployment grows).
+    Returns ``(scaled, the ReplicaSet as it is now)``."""
     replicas = spec_replicas(deployment)
     maximum = replicas + max_surge(deployment)
     old_scale = spec_replicas(replica_set)
@@ -82,7 +80,7 @@ async def scale_replica_set(
             EVENT_TYPE_NORMAL,
             "ScalingReplicaSet",
             "Scaled %s replica set %s from %d to %d",
-            operation,
+            "up" if old_scale < new_scale else "down",
             name_of(updated),
             old_scale,
             new_scale,
@@ -126,13 +124,10 @@ async def scale(
     active = active_replica_sets([*old_replica_sets, new_rs])
     allowed = replicas + max_surge(deployment) if replicas > 0 else 0
     to_add = allowed - replica_count(active)
-    operation = ""
     if to_add > 0:
         active = sorted_by_size_newer(active)
-        operation = "up"
     elif to_add < 0:
         active = sorted_by_size_older(active)
-        operation = "down"
 
     for rs, size in zip(active, proportional_sizes(active, deployment, to_add), strict=True):
-        await scale_replica_set(ctx, rs, size, deployment, operation)
+        await scale_replica_set(ctx, rs, size, deployment)

@@ -90,6 +90,7 @@ __all__ = [
     "cleanup_deployment",
     "get_all_replica_sets_and_sync_revision",
     "is_scaling_event",
+    "replica_set_name",
     "sync",
     "sync_status_only",
 ]
@@ -97,6 +98,8 @@ __all__ = [
 _log = get_logger(__name__)
 
 _INT32_MAX: Final = 2**31 - 1
+_MAX_NAME_LENGTH: Final = 253
+"""The longest object name (a DNS-1123 subdomain)."""
 
 
 async def sync_status_only(
@@ -211,6 +214,19 @@ async def _sync_existing_new_replica_set(
     return rs_copy
 
 
+def replica_set_name(deployment_name: str, pod_template_hash: str) -> str:
+    """``<deployment>-<hash>``, the Deployment's name cut short so that the whole stays
+    within the 253 characters of an object name (upstream ``generateReplicaSetName``).
+
+    A cut that ends on a ``.`` drops it too: ``a.-hash`` would not be a valid name (a DNS
+    label may not start with ``-``); every other cut is a prefix of a valid name.
+    """
+    room = _MAX_NAME_LENGTH - len(pod_template_hash) - 1
+    if len(deployment_name) > room:
+        deployment_name = deployment_name[:room].removesuffix(".")
+    return f"{deployment_name}-{pod_template_hash}"
+
+
 def _new_replica_set(deployment: Mapping[str, Any]) -> Object:
     """The ReplicaSet a Deployment's template calls for, named and labelled by its hash."""
     template: dict[str, Any] = copy.deepcopy(dict(template_of(deployment)))
@@ -227,7 +243,7 @@ def _new_replica_set(deployment: Mapping[str, Any]) -> Object:
         "apiVersion": "apps/v1",
         "kind": "ReplicaSet",
         "metadata": {
-            "name": f"{name_of(deployment)}-{pod_template_hash}",
+            "name": replica_set_name(name_of(deployment), pod_template_hash),
             "namespace": namespace_of(deployment),
             "ownerReferences": [
                 {

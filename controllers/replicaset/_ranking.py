@@ -67,11 +67,16 @@ class RankedPod:
 
 def pod_deletion_cost(pod: Mapping[str, Any]) -> int:
     """The pod's ``controller.kubernetes.io/pod-deletion-cost`` as an int32; 0 when the
-    annotation is missing or is not a canonical int32 (``"+1"``, ``"08"``, ``"1.5"``)."""
+    annotation is missing, is not a canonical integer (``"+1"``, ``"08"``, ``"1.5"``) or is
+    out of the int32 range, however long (upstream defaults to 0 on any parse error)."""
     value = ((pod.get("metadata") or {}).get("annotations") or {}).get(POD_DELETION_COST_ANNOTATION)
     if not isinstance(value, str) or not _DELETION_COST.fullmatch(value):
         return 0
-    cost = int(value)
+    # Measured before converting: Python refuses strings of more than 4,300 digits.
+    digits = value.removeprefix("-").lstrip("0") or "0"
+    if len(digits) > len(str(_INT32[1])):
+        return 0
+    cost = -int(digits) if value.startswith("-") else int(digits)
     return cost if _INT32[0] <= cost <= _INT32[1] else 0
 
 

@@ -19,6 +19,7 @@ from prometheus_client import CollectorRegistry
 
 from kcontrol.clock import Clock, RealClock, timeout
 from kcontrol.controller._metrics import ControllerMetrics, SyncOutcome
+from kcontrol.errors import Conflict
 from kcontrol.informers._keys import meta_namespace_key_func
 from kcontrol.logging import get_logger
 from kcontrol.workqueue import RateLimitingQueue, ShutDown
@@ -154,7 +155,8 @@ class Controller:
       backoff; ``Result.requeue_after`` forgets it and adds it back after the delay;
       ``Result.requeue`` adds it back rate-limited; an error adds it back rate-limited unless
       it has already been retried ``max_retries`` times, in which case it is forgotten and
-      logged as dropped. The key is always marked done.
+      logged as dropped. A 409 :class:`~kcontrol.errors.Conflict` is such an error; it is
+      logged at info level without a traceback. The key is always marked done.
     - Cancelling :meth:`run` stops taking new keys and shuts the queue down with drain: syncs
       in flight finish (each bounded by ``sync_timeout``), then ``CancelledError`` propagates.
       Cancelling it again while it drains cancels the syncs in flight.
@@ -336,7 +338,12 @@ class Controller:
         else:
             message = "sync failed"
         if max_retries is None or retries < max_retries:
-            self._log.error(message, key=key, retries=retries, exc_info=error)
+            if isinstance(error, Conflict):
+                # A write from a stale cache, refused as optimistic concurrency means it to
+                # be: retried like any error, but routine enough to log without a traceback.
+                self._log.info(message, key=key, retries=retries, error=str(error))
+            else:
+                self._log.error(message, key=key, retries=retries, exc_info=error)
             queue.add_rate_limited(key)
             return
         self._log.error(

@@ -16,6 +16,7 @@ from prometheus_client import CollectorRegistry
 
 from kcontrol.clock import FakeClock
 from kcontrol.controller import Controller, ControllerOptions, Result, guarded_by, key_func
+from kcontrol.errors import Conflict
 from kcontrol.informers._keys import DeletedFinalStateUnknown
 from kcontrol.testing import capture_logs
 
@@ -146,6 +147,26 @@ async def test_max_retries_drops_the_key_and_logs_it() -> None:
     failures = [e for e in logs if e["event"] == "sync failed"]
     assert [e["retries"] for e in failures] == [0, 1]
     assert all(e["log_level"] == "error" and e["key"] == "ns/a" for e in failures)
+
+
+async def test_a_conflict_counts_as_an_error_but_is_logged_without_a_traceback() -> None:
+    clock = FakeClock()
+    sync = Recorder(lambda key, n: Conflict("the object has been modified"))
+    controller = make(sync, clock, max_retries=1)
+    with capture_logs() as logs:
+        async with running(controller):
+            controller.enqueue("ns/a")
+            for _ in range(5):
+                await settle()
+                clock.step(1.0)
+            await settle()
+    assert sync.calls == ["ns/a"] * 2  # retried once, then dropped as any error
+    assert controller.queue.num_requeues("ns/a") == 0
+    (failure,) = [e for e in logs if e["event"] == "sync failed"]
+    assert failure["log_level"] == "info" and failure["retries"] == 0
+    assert "exc_info" not in failure
+    assert failure["error"] == "409 Conflict: the object has been modified"
+    assert len([e for e in logs if "dropping" in e["event"]]) == 1
 
 
 async def test_max_retries_zero_never_retries() -> None:

@@ -18,14 +18,17 @@ from kcontrol_controllers.deployment._annotations import (
     AnnotationError,
     copy_deployment_annotations_to_replica_set,
     get_desired_replicas_annotation,
+    get_max_replicas_annotation,
     non_negative_int32_from_annotation,
     replicas_annotations_need_update,
     rollback_to,
     set_deployment_annotations_to,
     set_replicas_annotations,
 )
+from kcontrol_controllers.deployment._replicas import replica_set_fraction
 from kcontrol_controllers.deployment._replicasets import is_saturated
 from kcontrol_controllers.deployment._revisions import (
+    RevisionError,
     last_revision,
     max_revision,
     revision,
@@ -55,6 +58,9 @@ def with_annotations(annotations: dict[str, str] | None) -> dict[str, Any]:
         pytest.param({"test": str(2**31 - 1)}, 2**31 - 1, None, id="valid max"),
         pytest.param({"test": str(2**31)}, None, "out of range", id="invalid max out of range"),
         pytest.param({"test": str(2**32)}, None, "out of range", id="invalid out of range 2"),
+        # Go's ParseUint reads any number of digits; Python converts at most 4,300
+        pytest.param({"test": "9" * 5000}, None, "out of range", id="5000 digits"),
+        pytest.param({"test": "0" * 5000 + "7"}, 7, None, id="5000 leading zeros"),
     ],
 )
 def test_non_negative_int32_from_annotation(
@@ -87,6 +93,18 @@ def test_replicas_annotations_need_update(
     annotations: dict[str, str] | None, expected: bool
 ) -> None:
     assert replicas_annotations_need_update(with_annotations(annotations), 10, 20) is expected
+
+
+@pytest.mark.parametrize("key", [DESIRED_REPLICAS_ANNOTATION, MAX_REPLICAS_ANNOTATION])
+def test_replicas_annotations_of_any_length_are_malformed_not_fatal(key: str) -> None:
+    # A tenant's 5000-digit value is skipped as upstream skips a value ParseUint rejects.
+    d = new_deployment("nginx", 3)
+    rs = new_replica_set(d, "rs", 3, available=3)
+    rs["metadata"]["annotations"] = {key: "9" * 5000}
+    assert get_desired_replicas_annotation(rs) is None
+    assert get_max_replicas_annotation(rs) is None
+    assert not is_saturated(d, rs)  # no desired-replicas: not saturated, as upstream
+    assert replica_set_fraction(rs, d) == 0  # no max-replicas: status.replicas (0) stands in
 
 
 def test_set_replicas_annotations_and_saturation() -> None:
@@ -214,6 +232,47 @@ def test_revisions() -> None:
     assert last_revision([rss[0], with_annotations({REVISION_ANNOTATION: "3"})]) == 3
 
 
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        pytest.param(None, 0, id="none is revision 0"),
+        pytest.param("7", 7, id="a revision"),
+        pytest.param("+7", 7, id="plus sign"),
+        pytest.param("-7", -7, id="minus sign"),
+        pytest.param("0" * 5000 + "7", 7, id="5000 leading zeros"),
+        pytest.param(str(2**63 - 1), 2**63 - 1, id="int64 max"),
+        pytest.param(str(-(2**63)), -(2**63), id="int64 min"),
+        pytest.param(str(2**63), "value out of range", id="past int64 max"),
+        pytest.param("9" * 5000, "value out of range", id="5000 digits"),
+        pytest.param("-" + "9" * 5000, "value out of range", id="minus 5000 digits"),
+        pytest.param("", "invalid syntax", id="empty"),
+        pytest.param("x", "invalid syntax", id="not a number"),
+    ],
+)
+def test_revision(value: str | None, expected: int | str) -> None:
+    obj = with_annotations(None if value is None else {REVISION_ANNOTATION: value})
+    if isinstance(expected, str):
+        with pytest.raises(RevisionError, match=expected):
+            revision(obj)
+    else:
+        assert revision(obj) == expected
+
+
+def test_revisions_of_any_length_are_skipped() -> None:
+    rss = [
+        with_annotations({REVISION_ANNOTATION: "3"}),
+        with_annotations({REVISION_ANNOTATION: "9" * 5000}),
+        with_annotations({REVISION_ANNOTATION: "2"}),
+    ]
+    assert max_revision(rss) == 3
+    assert last_revision(rss) == 2
+    d = new_deployment("nginx", 1)
+    rs = new_replica_set(d, "rs", 0)
+    rs["metadata"]["annotations"] = {REVISION_ANNOTATION: "9" * 5000}
+    assert set_new_replica_set_annotations(d, rs, "4", True) is False  # left alone
+    assert rs["metadata"]["annotations"][REVISION_ANNOTATION] == "9" * 5000
+
+
 def test_sorted_by_revision_then_creation() -> None:
     d = new_deployment("foo", 1)
     r3 = new_replica_set(d, "r3", 0, created=1, revision=3)
@@ -239,6 +298,9 @@ def test_set_deployment_revision() -> None:
         pytest.param("0", 0, id="previous revision"),
         pytest.param("4", 4, id="a revision"),
         pytest.param("four", None, id="invalid is ignored"),
+        pytest.param("9" * 5000, None, id="5000 digits are ignored"),
+        pytest.param(str(2**63), None, id="past int64 is ignored"),
+        pytest.param("0" * 5000 + "2", 2, id="5000 leading zeros"),
     ],
 )
 def test_rollback_to(value: str | None, expected: int | None) -> None:

@@ -16,7 +16,7 @@ import datetime
 
 import pytest
 
-from kcontrol.client import DEPLOYMENTS, REPLICASETS, ApiClient, PatchType, Resource
+from kcontrol.client import DEPLOYMENTS, REPLICASETS, ApiClient, Object, PatchType, Resource
 from kcontrol.errors import Invalid, NotFound
 from kcontrol.manager import Manager
 from kcontrol.testing import BEHAVIOR_LABEL, BEHAVIOR_NEVER_READY
@@ -314,14 +314,16 @@ async def test_scaling_mid_rollout_is_proportional(
         {"spec": {"template": {"metadata": {"labels": {BEHAVIOR_LABEL: BEHAVIOR_NEVER_READY}}}}},
     )
 
-    async def rollout_stuck() -> bool:
-        sets = await replicasets(client, ns, "prop")
-        return len(sets) == 2 and sum(s["spec"]["replicas"] for s in sets) == 13
+    def sizes(sets: list[Object]) -> dict[str, int]:
+        """Replicas by revision: "1" the old ReplicaSet, "2" the new one."""
+        return {s["metadata"]["annotations"][REVISION]: s["spec"]["replicas"] for s in sets}
 
-    await poll(rollout_stuck, within=WITHIN, message="rollout never used its surge")
-    before = {
-        s["metadata"]["name"]: s["spec"]["replicas"] for s in await replicasets(client, ns, "prop")
-    }
+    async def rollout_stuck() -> bool:
+        # 10 + surge 3 = 13 pods at most, 10 - 2 = 8 available at least: the old ReplicaSet
+        # goes to 8 and the new one to 5, whose pods never become available.
+        return sizes(await replicasets(client, ns, "prop")) == {"1": 8, "2": 5}
+
+    await poll(rollout_stuck, within=WITHIN, message="rollout never got stuck at 8 + 5")
 
     await patch(client, ns, "prop", {"spec": {"replicas": 20}})
 
@@ -333,12 +335,25 @@ async def test_scaling_mid_rollout_is_proportional(
         )
 
     await poll(scaled, within=WITHIN, message="ReplicaSets not scaled to 20 + surge")
-    after = {
-        s["metadata"]["name"]: s["spec"]["replicas"] for s in await replicasets(client, ns, "prop")
-    }
-    # 10 more replicas spread in proportion to the sizes before (8:5, rounded as upstream).
-    for name, count in before.items():
-        assert after[name] > count, f"{name} was not scaled up: {before} -> {after}"
+    # Upstream's answer, each ReplicaSet scaled by (20 + 3) / its max-replicas annotation
+    # (10 + 3), rounded: 8 -> 14 and 5 -> 9 (a formula on desired-replicas gives 16 and 7).
+    assert sizes(await replicasets(client, ns, "prop")) == {"1": 14, "2": 9}
+
+
+@pytest.mark.usefixtures("controllers")
+async def test_a_deployment_with_the_longest_name_rolls_out(
+    cluster_namespace: str, client: ApiClient
+) -> None:
+    ns = cluster_namespace
+    name = "long-" + "n" * 248  # 253 characters, the longest name there is
+    d = deployment("long", 2)
+    d["metadata"]["name"] = name
+    await client.create(DEPLOYMENTS, d, namespace=ns)
+    await wait_complete(client, ns, name)
+    (rs,) = await replicasets(client, ns, name)
+    template_hash = rs["metadata"]["labels"][HASH]
+    assert rs["metadata"]["name"] == f"{name[: 252 - len(template_hash)]}-{template_hash}"
+    assert len(active(await pods_of(client, ns, "app=long"))) == 2
 
 
 @pytest.mark.usefixtures("controllers")
@@ -527,20 +542,35 @@ async def test_replicaset_the_apiserver_rejects_is_reported_and_others_carry_on(
     cluster_namespace: str, client: ApiClient
 ) -> None:
     ns = cluster_namespace
-    # A valid Deployment name whose ReplicaSet name (name-hash) is over 253 characters.
-    long_name = "a" * 250
-    rejected = deployment("long", 1)
-    rejected["metadata"]["name"] = long_name
-    await client.create(DEPLOYMENTS, rejected, namespace=ns)
+    # Room for one ReplicaSet in the namespace: the first Deployment takes it.
+    quota = {
+        "apiVersion": "v1",
+        "kind": "ResourceQuota",
+        "metadata": {"name": "replicasets"},
+        "spec": {"hard": {"count/replicasets.apps": "1"}},
+    }
+    await client.create(RESOURCEQUOTAS, quota, namespace=ns)
+
+    async def counted() -> bool:
+        got = await client.get(RESOURCEQUOTAS, "replicasets", namespace=ns)
+        return "hard" in (got.get("status") or {})
+
+    await poll(counted, within=WITHIN, message="KCM never computed the quota's status")
+    await client.create(DEPLOYMENTS, deployment("ordinary", 1), namespace=ns)
+    await wait_complete(client, ns, "ordinary")
+
+    await client.create(DEPLOYMENTS, deployment("rejected", 1), namespace=ns)
 
     async def create_error() -> bool:
-        progressing = condition(await get(client, ns, long_name), "Progressing")
+        progressing = condition(await get(client, ns, "rejected"), "Progressing")
         return progressing is not None and progressing["reason"] == "ReplicaSetCreateError"
 
     await poll(create_error, within=WITHIN, message="no ReplicaSetCreateError condition")
-    progressing = condition(await get(client, ns, long_name), "Progressing")
+    progressing = condition(await get(client, ns, "rejected"), "Progressing")
     assert progressing is not None and progressing["status"] == "False"
-    assert "253" in progressing["message"], progressing["message"]
+    assert "exceeded quota" in progressing["message"], progressing["message"]
 
-    await client.create(DEPLOYMENTS, deployment("ordinary", 1), namespace=ns)
-    await wait_complete(client, ns, "ordinary")
+    # The refused one is retried with backoff; the other is still served meanwhile.
+    await patch(client, ns, "ordinary", {"spec": {"replicas": 2}})
+    d = await wait_complete(client, ns, "ordinary")
+    assert d["status"]["availableReplicas"] == 2

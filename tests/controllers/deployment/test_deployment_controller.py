@@ -164,16 +164,27 @@ async def test_sync_of_a_deleted_deployment_does_nothing() -> None:
     assert f.summary() == []
 
 
-async def test_status_conflict_requeues_without_error() -> None:
+async def test_conflict_is_an_error_that_counts_toward_max_retries() -> None:
+    # upstream handleErr: a 409 from a write is retried like any error, and after 15 retries
+    # the key is dropped until its next event.
     f = Fixture()
-    (d,) = f.seed(new_deployment("foo", 1))
+    d = new_deployment("foo", 1)
+    f.seed(d, new_replica_set(d, "foo-new", 1))
 
     def conflict(action: Action) -> None:
-        raise Conflict("the object has been modified")
+        if action.verb not in ("get", "list", "watch"):
+            raise Conflict("the object has been modified")
 
-    f.client.prepend_reactor("update", DEPLOYMENTS, conflict)
-    result = await f.sync(d)
-    assert result is not None and result.requeue
+    f.client.prepend_reactor("*", "*", conflict)
+    with pytest.raises(Conflict):
+        await f.sync(d)
+
+    queue = f.dc.controller.queue
+    for retries in range(1, 16):
+        await f.dc.controller._process(key(d))
+        assert queue.num_requeues(key(d)) == retries
+    await f.dc.controller._process(key(d))
+    assert queue.num_requeues(key(d)) == 0  # dropped (forgotten) after the 15th retry
 
 
 async def test_namespace_terminating_drops_the_key() -> None:
@@ -268,15 +279,18 @@ async def test_get_pod_map_for_replica_sets() -> None:
     del pod3["metadata"]["ownerReferences"]
     pod4 = pod_of(rs1, "pod4", phase="Failed")  # inactive pods count too
     other = pod_of(new_replica_set(new_deployment("x", 1), "other", 1), "not-ours")
-    relabelled = pod_of(rs1, "relabelled")  # still controlled by rs1, no longer selected
+    # still controlled by rs1 though no longer selected: counted, as upstream's map is built
+    # by ownership alone (FilterPodsByOwner)
+    relabelled = pod_of(rs1, "relabelled")
     relabelled["metadata"]["labels"] = {"foo": "notbar"}
     f.seed(d, rs1, rs2, pod1, pod2, pod3, pod4, other, relabelled)
 
-    pod_map = f.dc._pod_map(d, _selector(d), [rs1, rs2])
+    pod_map = f.dc._pod_map([rs1, rs2])
 
     assert set(pod_map) == {rs1["metadata"]["uid"], rs2["metadata"]["uid"]}
     assert sorted(p["metadata"]["name"] for p in pod_map[rs1["metadata"]["uid"]]) == [
         "pod4",
+        "relabelled",
         "rs1-pod",
     ]
     assert [p["metadata"]["name"] for p in pod_map[rs2["metadata"]["uid"]]] == ["rs2-pod"]

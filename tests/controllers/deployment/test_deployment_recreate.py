@@ -139,6 +139,17 @@ async def test_recreate_waits_for_old_pods(old_status: int, phases: tuple[str, .
     assert f.client.actions_for("*", REPLICASETS) == []  # nothing created yet
 
 
+async def test_recreate_waits_for_a_relabelled_pod_its_old_replica_set_still_owns() -> None:
+    # upstream's pod map is built by ownership alone (FilterPodsByOwner): a pod relabelled out
+    # of the selector but still controlled by the old ReplicaSet runs old code.
+    f, d, old = recreate_fixture(0, 0)
+    pod = pod_of(old, "old-relabelled", "Running")
+    pod["metadata"]["labels"] = {"moved": "away"}
+    f.seed(pod)
+    await f.sync(d)
+    assert f.client.actions_for("*", REPLICASETS) == []  # nothing created yet
+
+
 async def test_recreate_creates_the_new_replica_set_once_old_pods_are_gone() -> None:
     f, d, _ = recreate_fixture(0, 0, "Failed")
     await f.sync(d)

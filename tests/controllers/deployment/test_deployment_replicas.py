@@ -47,11 +47,17 @@ def test_resolve_fenceposts(
         pytest.param("oops", "39%", id="surge not a percentage"),
         pytest.param("55%", "urg", id="unavailable not a percentage"),
         pytest.param("x%", "1%", id="percentage not a number"),
+        pytest.param("9" * 5000 + "%", "1%", id="percentage of 5000 digits"),
     ],
 )
 def test_resolve_fenceposts_errors(surge: str, unavailable: str) -> None:
     with pytest.raises(IntOrPercentError):
         resolve_fenceposts(surge, unavailable, 10)
+
+
+def test_a_malformed_surge_of_any_length_counts_as_zero() -> None:
+    d = new_deployment("foo", 10, max_surge="9" * 5000 + "%", max_unavailable=1)
+    assert max_surge(d) == 0  # Go's Atoi fails: ResolveFenceposts' error is ignored here
 
 
 def test_scaled_value_of_nil_is_an_error() -> None:

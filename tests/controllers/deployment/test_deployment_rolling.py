@@ -116,9 +116,21 @@ async def test_reconcile_old_replica_sets(
     assert sizes(f) == expected
 
 
-async def test_reconcile_old_replica_sets_swallows_write_errors() -> None:
+@pytest.mark.parametrize(
+    ("ready_old", "attempted"),
+    [
+        # every old replica available: the scale-down step writes, and fails
+        pytest.param(10, [("foo-old", 8)], id="scale down fails"),
+        # one unavailable: the clean-up step writes, fails, and the step ends there (no
+        # scale-down of the one replica beyond minAvailable)
+        pytest.param(9, [("foo-old", 9)], id="clean-up fails"),
+    ],
+)
+async def test_reconcile_old_replica_sets_swallows_write_errors(
+    ready_old: int, attempted: list[tuple[str, int]]
+) -> None:
     f = Fixture()
-    new, old = f.seed(rs("foo-new", 0), rs("foo-old", 10, 10))
+    new, old = f.seed(rs("foo-new", 0), rs("foo-old", 10, ready_old))
     d = new_deployment("foo", 10, max_surge=0, max_unavailable=2)
 
     def conflict(action: Action) -> None:
@@ -126,6 +138,8 @@ async def test_reconcile_old_replica_sets_swallows_write_errors() -> None:
 
     f.client.prepend_reactor("patch", REPLICASETS, conflict)
     assert await reconcile_old_replica_sets(f.ctx, [old, new], [old], new, d) is False
+    assert sizes(f) == attempted  # the write was tried, its error swallowed
+    assert f.recorder.events == []
 
 
 @pytest.mark.parametrize(

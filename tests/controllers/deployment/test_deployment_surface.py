@@ -94,6 +94,14 @@ def test_default_workers() -> None:
     )
 
 
+def test_a_sync_has_no_time_limit() -> None:
+    # As upstream: each API call is bounded by the client's timeout, the whole sync is not
+    # (a limit would cancel slow syncs and count them toward MAX_RETRIES).
+    ctx, _ = _context(5)
+    controller = new_controller(ctx)
+    assert controller.controller._options.sync_timeout is None
+
+
 async def test_failing_key_is_dropped_after_max_retries() -> None:
     f = Fixture()
     (d,) = f.seed(new_deployment("foo", 1))
@@ -107,12 +115,15 @@ async def test_failing_key_is_dropped_after_max_retries() -> None:
     f.client.prepend_reactor("create", "replicasets", fail)
     queue = f.dc.controller.queue
     key = f"{d['metadata']['namespace']}/{d['metadata']['name']}"
-    # Drive the runner's retry decision directly: each failure requeues rate-limited until
-    # the key has been retried MAX_RETRIES times, then it is forgotten.
-    for _ in range(MAX_RETRIES + 1):
+    # upstream maxRetries = 15: the first failure and 14 more are requeued rate-limited, the
+    # 16th failure (after the 15th retry) drops the key.
+    assert MAX_RETRIES == 15
+    for retries in range(1, 16):
         await f.dc.controller._process(key)
-    assert calls == MAX_RETRIES + 1
-    assert queue.num_requeues(key) == 0  # forgotten
+        assert queue.num_requeues(key) == retries, f"failure {retries} was not requeued"
+    await f.dc.controller._process(key)
+    assert calls == 16
+    assert queue.num_requeues(key) == 0  # forgotten: dropped until the next event
 
 
 def test_controller_constructor_defaults() -> None:

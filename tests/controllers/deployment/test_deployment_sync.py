@@ -4,6 +4,7 @@ new-ReplicaSet paths of getNewReplicaSet, paused conditions, scaling events, sta
 from __future__ import annotations
 
 import copy
+import re
 from typing import Any
 
 import pytest
@@ -22,7 +23,10 @@ from kcontrol_controllers.deployment._sync import (
     cleanup_deployment,
     get_all_replica_sets_and_sync_revision,
     is_scaling_event,
+    replica_set_name,
 )
+
+DNS_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
 
 NEW, OLD, OLDER = 30, 20, 10  # creation-time ordering
 
@@ -326,6 +330,23 @@ async def test_scale_records_events_and_annotations() -> None:
     assert old_d  # the old size lives only in the annotations
 
 
+async def test_proportional_scaling_says_up_or_down_per_replica_set() -> None:
+    # The Deployment grows (6 -> 10), but foo-v2's max-replicas annotation (20, from an
+    # earlier size) makes its share negative: it shrinks, and its event must say so.
+    f = Fixture()
+    new, old = rs("foo-v2", 2, NEW), rs("foo-v1", 4, OLD)
+    set_replicas_annotations(new, 10, 20)
+    set_replicas_annotations(old, 8, 8)
+    new, old = f.seed(new, old)
+
+    await scale(f.ctx, dep(10), new, [old])
+
+    assert f.recorder.events == [
+        "Normal ScalingReplicaSet Scaled up replica set foo-v1 from 4 to 9",
+        "Normal ScalingReplicaSet Scaled down replica set foo-v2 from 2 to 1",
+    ]
+
+
 def rs_with_status(name: str, spec: int, status: int, created: int = 0) -> dict[str, Any]:
     r = rs(name, spec, created)
     r["status"] = {"replicas": status, "observedGeneration": 1}  # the server sets generation 1
@@ -405,13 +426,15 @@ async def test_cleanup_deployment(
         }
 
 
-def rs_rev(name: str, created: int, revision: str) -> dict[str, Any]:
-    r = rs_with_status(name, 0, 0, created)
+def rs_rev(name: str, created: int, revision: str, replicas: int = 0) -> dict[str, Any]:
+    r = rs_with_status(name, replicas, replicas, created)
     if revision:
         r["metadata"]["annotations"] = {"deployment.kubernetes.io/revision": revision}
     return r
 
 
+# upstream TestDeploymentController_cleanupDeploymentOrder, creation order foo-1 < ... < foo-4;
+# then kcontrol's own cases.
 @pytest.mark.parametrize(
     ("old_rss", "limit", "expected"),
     [
@@ -419,13 +442,48 @@ def rs_rev(name: str, created: int, revision: str) -> dict[str, Any]:
             [rs_rev("foo-1", 9, "1"), rs_rev("foo-2", 10, "2")],
             1,
             {"foo-1"},
-            id="revision order follows creation",
+            id="revision order: rs1 < rs2, delete rs1",
         ),
         pytest.param(
             [rs_rev("foo-1", 9, "2"), rs_rev("foo-2", 10, "1")],
             1,
             {"foo-2"},
-            id="revision order against creation",
+            id="revision order: rs2 < rs1, delete rs2",
+        ),
+        pytest.param(
+            [rs_rev("foo-1", 9, "1"), rs_rev("foo-2", 10, "")],
+            1,
+            {"foo-2"},
+            id="rs1 has revision 1, rs2 has none: delete rs2",
+        ),
+        pytest.param(
+            [rs_rev("foo-1", 9, ""), rs_rev("foo-2", 10, "2")],
+            1,
+            {"foo-1"},
+            id="rs1 has no revision, rs2 has revision 2: delete rs1",
+        ),
+        pytest.param(
+            [rs_rev("foo-1", 9, "1", 1), rs_rev("foo-2", 10, "2"), rs_rev("foo-3", 11, "3")],
+            1,
+            {"foo-2"},
+            id="rs1 < rs2 < rs3, rs1 has replicas: delete rs2",
+        ),
+        pytest.param(
+            [rs_rev("foo-1", 9, "1", 1), rs_rev("foo-2", 10, "2", 1), rs_rev("foo-3", 11, "3")],
+            1,
+            set(),
+            id="rs1 < rs2 < rs3, rs1 and rs2 have replicas: delete none",
+        ),
+        pytest.param(
+            [
+                rs_rev("foo-1", 9, "3"),
+                rs_rev("foo-2", 10, "1"),
+                rs_rev("foo-3", 11, "4"),
+                rs_rev("foo-4", 12, "2"),
+            ],
+            2,
+            {"foo-2", "foo-4"},
+            id="revision order: rs2 < rs4 < rs1 < rs3, delete rs2 and rs4",
         ),
         pytest.param(
             [
@@ -446,8 +504,18 @@ def rs_rev(name: str, created: int, revision: str) -> dict[str, Any]:
                 rs_rev("foo-4", 10, "1"),
             ],
             2,
-            {"foo-1", "foo-4"},
-            id="missing revisions by creation",
+            {"foo-1", "foo-3"},
+            id="missing revisions are revision 0, then by creation",
+        ),
+        pytest.param(
+            [
+                rs_rev("foo-1", 9, "2"),
+                rs_rev("foo-2", 10, "x"),
+                rs_rev("foo-3", 11, "1" * 5000),
+            ],
+            1,
+            {"foo-1", "foo-2"},
+            id="unparseable revisions (however long) by creation",
         ),
     ],
 )
@@ -608,6 +676,34 @@ async def test_created_replica_set_records_progress_condition() -> None:
         "NewReplicaSetCreated",
         f'Created new replica set "{new_rs["metadata"]["name"]}"',
     )
+
+
+@pytest.mark.parametrize(
+    ("name", "expected"),
+    [
+        pytest.param("web", "web-5d4f8c9b7", id="short"),
+        pytest.param("a" * 243, "a" * 243 + "-5d4f8c9b7", id="exactly 253 with the hash"),
+        pytest.param("a" * 253, "a" * 243 + "-5d4f8c9b7", id="cut to fit"),
+        pytest.param("a" * 242 + ".b" + "c" * 9, "a" * 242 + "-5d4f8c9b7", id="a cut on a dot"),
+        pytest.param("a" * 242 + "-b" + "c" * 9, "a" * 242 + "--5d4f8c9b7", id="a cut on a dash"),
+    ],
+)
+def test_replica_set_name(name: str, expected: str) -> None:
+    assert replica_set_name(name, "5d4f8c9b7") == expected
+    assert len(expected) <= 253 and DNS_SUBDOMAIN.fullmatch(expected)
+
+
+async def test_a_deployment_with_the_longest_name_gets_a_replica_set() -> None:
+    f = Fixture()
+    (d,) = f.seed(new_deployment("d" * 253, 2))
+
+    new_rs, _ = await get_all_replica_sets_and_sync_revision(f.ctx, d, [], True)
+
+    assert new_rs is not None
+    name = new_rs["metadata"]["name"]
+    template_hash = new_rs["metadata"]["labels"]["pod-template-hash"]
+    assert name == "d" * (252 - len(template_hash)) + "-" + template_hash
+    assert f.summary()[0] == "create replicasets"
 
 
 async def test_already_exists_with_our_template_is_the_new_replica_set() -> None:

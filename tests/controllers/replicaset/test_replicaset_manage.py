@@ -103,7 +103,17 @@ class Informers:
 
 
 def test_no_record_is_ready() -> None:
-    Informers().store().ensure_ready("ns/rs")
+    informers = Informers()
+    informers.seen[PODS] = "5"
+    store = informers.store()
+    store.wrote_at("ns/other", "uid", PODS, "10")  # another owner, ahead of the informer
+
+    store.ensure_ready("ns/rs")  # nothing written for this owner: nothing to wait for
+
+    assert store.pending("ns/rs") == {}
+    assert store.pending("ns/other") == {PODS: "10"}  # untouched, and still holding back:
+    with pytest.raises(StaleCache):
+        store.ensure_ready("ns/other")
 
 
 def test_behind_informer_holds_the_owner_back_until_it_catches_up() -> None:
@@ -135,9 +145,21 @@ def test_unknown_or_unparseable_versions_never_block() -> None:
 
 
 def test_untracked_resources_never_block() -> None:
-    store = ConsistencyStore({})
-    store.wrote_at("ns/rs", "uid", PODS, "50")
-    store.ensure_ready("ns/rs")
+    # Only pods are tracked here: a ReplicaSet write the store has no informer for is
+    # remembered but never waited for, while the tracked pods still are.
+    seen = {PODS: "5"}
+    store = ConsistencyStore({PODS: lambda: seen[PODS]})
+    store.wrote_at("ns/rs", "uid", REPLICASETS, "50")
+    store.wrote_at("ns/rs", "uid", PODS, "6")
+    assert store.pending("ns/rs") == {REPLICASETS: "50", PODS: "6"}
+
+    with pytest.raises(StaleCache) as raised:
+        store.ensure_ready("ns/rs")
+    assert raised.value.resource == PODS
+
+    seen[PODS] = "6"
+    store.ensure_ready("ns/rs")  # the untracked ReplicaSet version does not hold it back
+    assert store.pending("ns/rs") == {}  # and the passing check cleared the record
 
 
 def test_a_new_uid_replaces_the_record_and_clear_checks_the_uid() -> None:

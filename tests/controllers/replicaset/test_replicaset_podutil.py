@@ -135,6 +135,7 @@ def test_filter_claimed_pods() -> None:
         (pod(ready=False, ready_ago=100), False, False),
         (pod(ready=True), True, False),
         (pod(ready=True, ready_ago=9), True, False),
+        # exactly minReadySeconds: available (1.36 compares with <=, older releases with <)
         (pod(ready=True, ready_ago=10), True, True),
         (pod(ready=True, ready_ago=11), True, True),
     ],

@@ -187,6 +187,11 @@ def test_without_a_reference_time_times_compare_exactly() -> None:
         ("2147483647", 2147483647),
         ("2147483648", 0),
         ("-2147483648", -2147483648),
+        ("-2147483649", 0),
+        # longer than Python converts (4,300 digits): out of range, 0 as any parse error
+        pytest.param("9" * 5000, 0, id="5000 digits"),
+        pytest.param("-" + "9" * 5000, 0, id="minus 5000 digits"),
+        pytest.param("-" + "0" * 5000 + "3", -3, id="minus 5000 zeros then 3"),
     ],
 )
 def test_pod_deletion_cost(value: str | None, cost: int) -> None:
