@@ -39,7 +39,6 @@ __all__ = [
     "NotFound",
     "OptionsError",
     "ReviewFailed",
-    "ReviewThrottled",
     "SelectorError",
     "ServerTimeout",
     "ServiceUnavailable",
@@ -215,11 +214,6 @@ class AuthenticationFailed(KcontrolError):
 class ReviewFailed(KcontrolError):
     """A TokenReview or SubjectAccessReview got no answer: the API server was unreachable,
     too slow, or answered with an error status. Never cached: the next request asks again."""
-
-
-class ReviewThrottled(KcontrolError):
-    """A TokenReview or SubjectAccessReview was not sent because the reviews' rate limit is
-    spent (a flood of unknown tokens or paths). Answered 429; never cached."""
 
 
 # -- API errors ---------------------------------------------------------------------------------

@@ -14,12 +14,10 @@ authenticator does; so does :class:`DelegatingAuthenticator`, in this order:
    allowed (health checks) are served before authentication is asked for.
 
 Cost: TokenReview answers, "authenticated" and "not authenticated" alike, are cached for
-``cache_ttl`` (``--authentication-token-webhook-cache-ttl``), keyed by a SHA-256 digest of the
-token; requests with one new token share one review; and reviews are rate-limited
-(:class:`~kcontrol.flowcontrol.TokenBucketRateLimiter`, ``qps``/``burst``): past the limit
-nothing is sent and the request is refused with :class:`~kcontrol.errors.ReviewThrottled`
-(429), so a flood of garbage tokens costs the API server a bounded number of reviews. Failures
-to get an answer are not cached.
+``cache_ttl`` (``--authentication-token-webhook-cache-ttl``, 10 s as kube-controller-manager),
+keyed by a SHA-256 digest of the token, and requests with one new token share one review.
+Failures to get an answer are not cached. There is no rate limit of the process's own (see
+:mod:`kcontrol.manager._review`): a flood of garbage tokens never refuses another caller.
 
 Secrets: a token never appears in a log line, an exception message or a cache key; what the
 API server says about a token is logged with the token cut out of it.
@@ -42,7 +40,7 @@ from kcontrol.errors import (
 )
 from kcontrol.logging import get_logger
 from kcontrol.manager._cache import ReviewCache
-from kcontrol.manager._review import REVIEW_BURST, REVIEW_QPS, REVIEW_TIMEOUT, ReviewSender
+from kcontrol.manager._review import REVIEW_TIMEOUT, ReviewSender
 
 __all__ = [
     "AUTHENTICATION_CONFIGMAP",
@@ -121,8 +119,8 @@ def _redact(text: str, token: str) -> str:
 
 
 class TokenReviewAuthenticator:
-    """Authenticates bearer tokens with ``TokenReview``s sent through ``client``, cached and
-    rate-limited (module docstring). ``client`` needs ``create`` on ``tokenreviews`` (the
+    """Authenticates bearer tokens with ``TokenReview``s sent through ``client``, cached
+    (module docstring). ``client`` needs ``create`` on ``tokenreviews`` (the
     ``system:auth-delegator`` ClusterRole grants it)."""
 
     def __init__(
@@ -130,8 +128,6 @@ class TokenReviewAuthenticator:
         client: Writer,
         *,
         cache_ttl: float,
-        qps: float = REVIEW_QPS,
-        burst: int = REVIEW_BURST,
         review_timeout: float = REVIEW_TIMEOUT,
         clock: Clock | None = None,
         registry: CollectorRegistry | None = None,
@@ -140,8 +136,6 @@ class TokenReviewAuthenticator:
         self._sender = ReviewSender(
             client,
             TOKENREVIEWS,
-            qps=qps,
-            burst=burst,
             review_timeout=review_timeout,
             clock=clock,
             registry=registry,
@@ -154,8 +148,8 @@ class TokenReviewAuthenticator:
         """The user ``token`` belongs to.
 
         Raises :class:`~kcontrol.errors.AuthenticationFailed` when the API server did not
-        authenticate it (or it cannot be a token at all), :class:`ReviewThrottled` and
-        :class:`ReviewFailed` when no answer could be had.
+        authenticate it (or it cannot be a token at all), :class:`ReviewFailed` when no
+        answer could be had.
         """
         if not _printable(token):
             raise AuthenticationFailed("malformed bearer token")
@@ -194,8 +188,7 @@ class DelegatingAuthenticator:
         """The user of a request: ``peer_certificate`` is the TLS layer's verified client
         certificate (None or empty without one), ``authorization`` the header's value.
 
-        Raises :class:`~kcontrol.errors.AuthenticationFailed` (401),
-        :class:`~kcontrol.errors.ReviewThrottled` (429) or
+        Raises :class:`~kcontrol.errors.AuthenticationFailed` (401) or
         :class:`~kcontrol.errors.ReviewFailed` (no answer; 401, as the apiserver does).
         """
         if peer_certificate:

@@ -14,8 +14,10 @@ As kube-controller-manager's authorizer (``k8s.io/apiserver``), a union of two:
 
 Answers are cached per (user, verb, path): allowed for ``authorized_ttl``
 (``--authorization-webhook-cache-authorized-ttl``), denied for ``unauthorized_ttl``
-(``--authorization-webhook-cache-unauthorized-ttl``); concurrent requests share one review,
-reviews are rate-limited as TokenReviews are, and failures are never cached.
+(``--authorization-webhook-cache-unauthorized-ttl``), 10 s each by default as in
+kube-controller-manager; concurrent requests share one review, and failures are never cached.
+As for TokenReviews, no rate limit of the process's own: one user asking about many paths
+never refuses another user (:mod:`kcontrol.manager._review`).
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ from kcontrol.client import Resource, Writer
 from kcontrol.clock import Clock, RealClock
 from kcontrol.manager._authn import UserInfo
 from kcontrol.manager._cache import ReviewCache
-from kcontrol.manager._review import REVIEW_BURST, REVIEW_QPS, REVIEW_TIMEOUT, ReviewSender
+from kcontrol.manager._review import REVIEW_TIMEOUT, ReviewSender
 
 __all__ = [
     "DEFAULT_ALWAYS_ALLOW_PATHS",
@@ -94,8 +96,6 @@ class SubjectAccessReviewAuthorizer:
         *,
         authorized_ttl: float,
         unauthorized_ttl: float,
-        qps: float = REVIEW_QPS,
-        burst: int = REVIEW_BURST,
         review_timeout: float = REVIEW_TIMEOUT,
         clock: Clock | None = None,
         registry: CollectorRegistry | None = None,
@@ -104,8 +104,6 @@ class SubjectAccessReviewAuthorizer:
         self._sender = ReviewSender(
             client,
             SUBJECTACCESSREVIEWS,
-            qps=qps,
-            burst=burst,
             review_timeout=review_timeout,
             clock=clock,
             registry=registry,
@@ -117,8 +115,7 @@ class SubjectAccessReviewAuthorizer:
     async def authorize(self, user: UserInfo, verb: str, path: str) -> Decision:
         """Whether ``user`` may ``verb`` the non-resource URL ``path``.
 
-        Raises :class:`~kcontrol.errors.ReviewThrottled` or
-        :class:`~kcontrol.errors.ReviewFailed` when no answer could be had.
+        Raises :class:`~kcontrol.errors.ReviewFailed` when no answer could be had.
         """
         extra = tuple(sorted(user.extra.items()))
         key: _Key = (user.username, user.uid, user.groups, extra, verb, path)

@@ -7,7 +7,7 @@ is that cache:
 
 - an answer is kept for a TTL chosen per answer (an allowed request and a denied one can be
   kept for different times), measured on an injectable :class:`~kcontrol.clock.Clock`;
-- failures to get an answer (the API server unreachable, the review throttled) are never kept:
+- failures to get an answer (the API server unreachable, too slow, or refusing) are never kept:
   the next request asks again;
 - concurrent lookups of one key share one review (the API server's cache does this with
   ``singleflight``): a thousand requests arriving with the same new token cost one review;

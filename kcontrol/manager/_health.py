@@ -16,17 +16,17 @@ withheld``) ending in ``<endpoint> check failed``. ``?verbose`` lists the checks
 health paths are served to anyone.
 
 :meth:`HealthServer.run` serves the application over plain HTTP, without authentication:
-``kcontrol-manager --metrics-port``, an opt-in for local runs. The secure port
+``kcontrol-manager --metrics-port``, an opt-in for local runs, on ``127.0.0.1`` unless
+``--metrics-bind-address`` says otherwise. The secure port
 (:class:`~kcontrol.manager._serving.SecureServer`) serves the same application over HTTPS,
-behind delegated authentication and authorization, as kube-controller-manager does.
+behind delegated authentication and authorization, as kube-controller-manager does. Both
+accept connections under the same limits (:mod:`kcontrol.manager._listener`).
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import ssl
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 
 from aiohttp import web
@@ -35,8 +35,9 @@ from prometheus_client import REGISTRY, CollectorRegistry
 from prometheus_client.exposition import choose_encoder
 
 from kcontrol.logging import get_logger
+from kcontrol.manager._listener import ConnectionLimits, serve_app
 
-__all__ = ["HealthCheck", "HealthServer", "NamedCheck", "serve_app"]
+__all__ = ["HealthCheck", "HealthServer", "NamedCheck"]
 
 _log = get_logger(__name__)
 
@@ -62,7 +63,9 @@ class HealthServer:
 
     ``host``/``port``: where to listen (``port=0`` picks a free port; read :attr:`port` once
     :meth:`wait_started` returned). ``registry``: the Prometheus registry served on
-    ``/metrics`` (default: the global one). Checks can be added before or while running.
+    ``/metrics`` (default: the global one). ``limits``: the connections' timeouts and caps
+    (default: kube-controller-manager's, see :class:`~kcontrol.manager._listener.ConnectionLimits`).
+    Checks can be added before or while running.
 
     :meth:`run` blocks until cancelled; on the way out it stops listening and closes every
     connection before the cancellation propagates.
@@ -71,15 +74,17 @@ class HealthServer:
     def __init__(
         self,
         *,
-        host: str = "0.0.0.0",
+        host: str = "127.0.0.1",
         port: int = 10257,
         registry: CollectorRegistry | None = None,
         shutdown_timeout: float = 2.0,
+        limits: ConnectionLimits | None = None,
     ) -> None:
         self._host = host
         self._port = port
         self._registry = registry if registry is not None else REGISTRY
         self._shutdown_timeout = shutdown_timeout
+        self._limits = limits
         self._livez: list[NamedCheck] = [NamedCheck("ping", _ping)]
         self._readyz: list[NamedCheck] = []
         self._started = asyncio.Event()
@@ -142,16 +147,17 @@ class HealthServer:
                 self.build_app(),
                 self._host,
                 self._port,
+                limits=self._limits,
                 shutdown_timeout=self._shutdown_timeout,
                 what="metrics and health checks over plain HTTP",
-            ) as port:
-                self._bound_port = port
+            ) as listener:
+                self._bound_port = listener.port
                 _log.info(
                     "serving metrics and health checks over plain HTTP, without authentication",
-                    address=f"{self._host}:{port}",
+                    address=f"{self._host}:{listener.port}",
                 )
                 self._started.set()
-                await asyncio.Event().wait()  # until cancelled
+                await listener.serve()  # until cancelled
         finally:
             self._started.clear()
             self._bound_port = None
@@ -221,43 +227,3 @@ def evaluate(
     if verbose:
         return 200, "\n".join([*lines, f"{endpoint} check passed"]) + "\n"
     return 200, "ok"
-
-
-@contextlib.asynccontextmanager
-async def serve_app(
-    app: web.Application,
-    host: str,
-    port: int,
-    *,
-    ssl_context: ssl.SSLContext | None = None,
-    shutdown_timeout: float = 2.0,
-    what: str = "metrics and health checks",
-) -> AsyncIterator[int]:
-    """Listen on ``host:port`` (``port=0``: a free one) with ``app`` - over TLS with
-    ``ssl_context`` - for the duration of the block, which receives the port listened on.
-
-    Raises :class:`OSError` naming ``what`` and the address when it cannot listen (port
-    taken). On the way out, stops listening and closes every connection."""
-    runner = web.AppRunner(
-        app, handle_signals=False, access_log=None, shutdown_timeout=shutdown_timeout
-    )
-    await runner.setup()
-    try:
-        site = web.TCPSite(runner, host, port, reuse_address=True, ssl_context=ssl_context)
-        try:
-            await site.start()
-        except OSError as error:  # the port is taken, the address is not ours, ...
-            raise OSError(
-                error.errno,
-                f"cannot serve {what} on {host}:{port}: {error.strerror or error}",
-            ) from error
-        yield _bound_port(runner, port)
-    finally:
-        await runner.cleanup()
-
-
-def _bound_port(runner: web.AppRunner, requested: int) -> int:
-    for address in runner.addresses:
-        if isinstance(address, tuple) and len(address) >= 2:
-            return int(address[1])
-    return requested

@@ -40,7 +40,11 @@ def main(
     """
     controllers = registry if registry is not None else ControllerRegistry.from_entry_points()
     try:
-        options, show_version = parse_args(argv, controllers.flags())
+        options, show_version = parse_args(
+            argv,
+            controllers.flags(),
+            known_controllers={spec.name: spec.enabled_by_default for spec in controllers},
+        )
     except SystemExit as exit_:  # --help, or a flag argparse rejected (it printed why)
         return exit_.code if isinstance(exit_.code, int) else EXIT_USAGE
     if show_version:

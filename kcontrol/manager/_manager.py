@@ -240,7 +240,7 @@ class Manager:
         self._options = options
         self.identity = options.leader_elect_identity or default_identity()
         self.health = HealthServer(
-            host=options.bind_address, port=options.metrics_port, registry=self._registry
+            host=options.metrics_bind_address, port=options.metrics_port, registry=self._registry
         )
         # The health checks and /metrics, served over HTTPS behind delegated authentication
         # and authorization on --secure-port, and over plain HTTP only on an explicit

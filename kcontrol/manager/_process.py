@@ -47,6 +47,7 @@ def run_manager(manager: Manager, argv: Sequence[str] | None = None) -> int:
             manager._controllers.flags(),
             defaults=manager.options,
             prog=prog,
+            known_controllers={s.name: s.enabled_by_default for s in manager._controllers},
         )
     except SystemExit as exit_:
         return exit_.code if isinstance(exit_.code, int) else EXIT_USAGE

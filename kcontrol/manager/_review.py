@@ -1,8 +1,15 @@
 """Sending one review (TokenReview, SubjectAccessReview) to the API server for the secure
-port: rate-limited, under a timeout, counted in kube-controller-manager's metrics.
+port: under a timeout, counted in kube-controller-manager's metrics.
 
 Both delegating checks (:mod:`kcontrol.manager._authn`, :mod:`kcontrol.manager._authz`) use
 a :class:`ReviewSender`; what differs is only the review's body and how its answer is read.
+
+There is no rate limit of the process's own, as kube-controller-manager has none: one budget
+for every caller would let one caller's garbage tokens, or one user's distinct paths, refuse
+another caller's scrape. The API server's priority and fairness limits the reviews; the
+caches in front of them share one review between concurrent requests alike and keep every
+answer for a while; and the connection limit (:mod:`kcontrol.manager._listener`) bounds the
+reviews in flight, one per connection.
 """
 
 from __future__ import annotations
@@ -15,19 +22,13 @@ from prometheus_client import CollectorRegistry, Counter, Histogram
 from kcontrol._registry import PerRegistry
 from kcontrol.client import Object, Resource, Writer
 from kcontrol.clock import Clock, timeout
-from kcontrol.errors import ApiError, KcontrolError, ReviewFailed, ReviewThrottled
-from kcontrol.flowcontrol import TokenBucketRateLimiter
+from kcontrol.errors import ApiError, KcontrolError, ReviewFailed
 
-__all__ = ["REVIEW_BURST", "REVIEW_QPS", "REVIEW_TIMEOUT", "ReviewSender"]
+__all__ = ["REVIEW_TIMEOUT", "ReviewSender"]
 
 REVIEW_TIMEOUT = 10.0
 """Seconds a TokenReview or SubjectAccessReview may take (the apiserver's delegating
 authenticator and authorizer use 10 s)."""
-
-REVIEW_QPS = 5.0
-REVIEW_BURST = 20
-"""The default rate limit of TokenReviews (and, separately, of SubjectAccessReviews): far
-above what scrapers and probes need once their answers are cached, far below a flood."""
 
 _DURATION_BUCKETS = (0.25, 0.5, 0.7, 1.0, 1.5, 3.0, 5.0, 10.0)  # the apiserver's buckets
 _ERROR_CODE = "<error>"
@@ -37,10 +38,9 @@ _ERROR_CODE = "<error>"
 class _Metrics:
     requests: Counter
     duration: Histogram
-    throttled: Counter
 
 
-def _metrics_for(kind: str, review: str) -> PerRegistry[_Metrics]:
+def _metrics_for(kind: str) -> PerRegistry[_Metrics]:
     # kube-controller-manager's names (k8s.io/apiserver {authenticator,authorizer}factory).
     def create(registry: CollectorRegistry) -> _Metrics:
         return _Metrics(
@@ -57,28 +57,22 @@ def _metrics_for(kind: str, review: str) -> PerRegistry[_Metrics]:
                 buckets=_DURATION_BUCKETS,
                 registry=registry,
             ),
-            throttled=Counter(
-                f"kcontrol_delegated_{kind}_throttled_total",
-                f"{review}s not sent because their rate limit was spent (answered 429).",
-                registry=registry,
-            ),
         )
 
     return PerRegistry(create)
 
 
 _METRICS = {
-    "TokenReview": _metrics_for("authn", "TokenReview"),
-    "SubjectAccessReview": _metrics_for("authz", "SubjectAccessReview"),
+    "TokenReview": _metrics_for("authn"),
+    "SubjectAccessReview": _metrics_for("authz"),
 }
 
 
 class ReviewSender:
     """Creates reviews of ``resource`` (kind ``TokenReview`` or ``SubjectAccessReview``)
-    through ``client``, at most ``qps``/``burst`` of them, each within ``review_timeout``.
+    through ``client``, each within ``review_timeout``.
 
-    :meth:`send` raises :class:`~kcontrol.errors.ReviewThrottled` (nothing sent) when the
-    rate limit is spent and :class:`~kcontrol.errors.ReviewFailed` when no answer came;
+    :meth:`send` raises :class:`~kcontrol.errors.ReviewFailed` when no answer came;
     ``redact`` cleans what goes into that message (a token must never appear there).
     """
 
@@ -87,8 +81,6 @@ class ReviewSender:
         client: Writer,
         resource: Resource,
         *,
-        qps: float,
-        burst: int,
         review_timeout: float,
         clock: Clock,
         registry: CollectorRegistry | None,
@@ -97,15 +89,11 @@ class ReviewSender:
         self._resource = resource
         self._kind = resource.kind
         self._clock = clock
-        self._limiter = TokenBucketRateLimiter(qps, burst, clock=clock)
         self._timeout = review_timeout
         self._metrics = _METRICS[resource.kind].get(registry)
 
     async def send(self, spec: Object, redact: Callable[[str], str] = str) -> Object:
         """Create the review with ``spec``; its ``status`` as the API server answered."""
-        if not self._limiter.try_accept():
-            self._metrics.throttled.inc()
-            raise ReviewThrottled(f"too many {self._kind}s: the rate limit is spent")
         review = {"apiVersion": self._resource.api_version, "kind": self._kind, "spec": spec}
         code = _ERROR_CODE
         start = self._clock.now()

@@ -12,9 +12,12 @@ front of every handler - the ``WithAuthentication`` / ``WithAuthorization`` filt
 3. authorization (:mod:`kcontrol.manager._authz`): a SubjectAccessReview for the path and
    the lower-cased method (``get /metrics``), else ``403 Forbidden`` naming the user, verb
    and path;
-4. a review that was not sent because its rate limit was spent: ``429`` with
-   ``Retry-After: 1``; a review that got no answer: ``401`` (authentication, as the
-   apiserver answers) or ``500`` (authorization).
+4. a review that got no answer: ``401`` (authentication, as the apiserver answers) or
+   ``500`` (authorization).
+
+Connections are accepted under kube-controller-manager's timeouts and header cap, and a cap
+on their number (:mod:`kcontrol.manager._listener`); TLS as ``--tls-min-version`` and
+``--tls-cipher-suites`` say (:mod:`kcontrol.manager._tls`).
 
 Refusals are the API server's ``Status`` objects (JSON), so ``kubectl get --raw`` and
 Prometheus report them as they report the API server's. Why a request was refused is logged
@@ -54,7 +57,6 @@ from kcontrol.errors import (
     Forbidden,
     KcontrolError,
     ReviewFailed,
-    ReviewThrottled,
     ServingError,
 )
 from kcontrol.logging import get_logger
@@ -65,9 +67,10 @@ from kcontrol.manager._authn import (
     lookup_client_ca,
 )
 from kcontrol.manager._authz import AlwaysAllowPaths, SubjectAccessReviewAuthorizer
-from kcontrol.manager._health import HealthServer, serve_app
+from kcontrol.manager._health import HealthServer
+from kcontrol.manager._listener import ConnectionLimits, serve_app
 from kcontrol.manager._options import ManagerOptions
-from kcontrol.manager._review import REVIEW_BURST, REVIEW_QPS, REVIEW_TIMEOUT
+from kcontrol.manager._review import REVIEW_TIMEOUT
 from kcontrol.manager._tls import CERT_RELOAD_INTERVAL, ServingTLS, ensure_self_signed
 
 __all__ = ["CLIENT_CA_LOOKUP_WAIT", "CLIENT_CA_REFRESH_INTERVAL", "SecureServer"]
@@ -87,10 +90,11 @@ class SecureServer:
     """Serves ``health``'s application over HTTPS with delegated authentication and
     authorization, configured by ``options`` (module docstring).
 
-    ``registry`` receives the review metrics; ``clock`` drives the caches, the rate limits
-    and the file and lookup polls; ``cert_reload_interval`` is how often the certificate
-    files are checked; ``review_qps``/``review_burst`` the rate limit of TokenReviews and,
-    separately, of SubjectAccessReviews. :meth:`run` blocks until cancelled.
+    ``registry`` receives the review metrics; ``clock`` drives the caches and the file and
+    lookup polls; ``cert_reload_interval`` is how often the certificate files are checked;
+    ``limits`` bounds the connections (default: kube-controller-manager's timeouts, see
+    :class:`~kcontrol.manager._listener.ConnectionLimits`). :meth:`run` blocks until
+    cancelled.
     """
 
     def __init__(
@@ -102,8 +106,7 @@ class SecureServer:
         clock: Clock | None = None,
         user_agent: str = "kcontrol-manager",
         cert_reload_interval: float = CERT_RELOAD_INTERVAL,
-        review_qps: float = REVIEW_QPS,
-        review_burst: int = REVIEW_BURST,
+        limits: ConnectionLimits | None = None,
         shutdown_timeout: float = 2.0,
     ) -> None:
         self._health = health
@@ -112,8 +115,7 @@ class SecureServer:
         self._clock: Clock = clock if clock is not None else RealClock()
         self._user_agent = user_agent
         self._cert_reload_interval = cert_reload_interval
-        self._review_qps = review_qps
-        self._review_burst = review_burst
+        self._limits = limits
         self._shutdown_timeout = shutdown_timeout
         self._always_allow = AlwaysAllowPaths(options.authorization_always_allow_paths)
         self._authenticator: DelegatingAuthenticator | None = None
@@ -163,14 +165,14 @@ class SecureServer:
                 request_client_certificates=lookup,
                 reload_interval=self._cert_reload_interval,
                 clock=self._clock,
+                min_version=options.tls_min_version,
+                cipher_suites=options.tls_cipher_suites,
             )
             tls.load()
             self._authenticator = DelegatingAuthenticator(
                 TokenReviewAuthenticator(
                     authn_client,
                     cache_ttl=options.authentication_token_webhook_cache_ttl,
-                    qps=self._review_qps,
-                    burst=self._review_burst,
                     clock=self._clock,
                     registry=self._registry,
                 )
@@ -179,8 +181,6 @@ class SecureServer:
                 authz_client,
                 authorized_ttl=options.authorization_webhook_cache_authorized_ttl,
                 unauthorized_ttl=options.authorization_webhook_cache_unauthorized_ttl,
-                qps=self._review_qps,
-                burst=self._review_burst,
                 clock=self._clock,
                 registry=self._registry,
             )
@@ -189,19 +189,21 @@ class SecureServer:
                 self._health.build_app(middlewares=[self._filter]),
                 host,
                 options.secure_port if port is None else port,
-                ssl_context=tls.context,
+                ssl_context=lambda: tls.context,
+                limits=self._limits,
                 shutdown_timeout=self._shutdown_timeout,
                 what="metrics and health checks over HTTPS",
-            ) as bound:
-                self._bound_port = bound
+            ) as listener:
+                self._bound_port = listener.port
                 _log.info(
                     "serving metrics and health checks over HTTPS",
-                    address=f"{host}:{bound}",
+                    address=f"{host}:{listener.port}",
                     cert=str(cert_file),
                 )
                 self._started.set()
                 try:
                     async with asyncio.TaskGroup() as tasks:
+                        tasks.create_task(listener.serve(), name="accept connections")
                         tasks.create_task(tls.run(), name="serving certificate reload")
                         if lookup:
                             tasks.create_task(
@@ -233,7 +235,8 @@ class SecureServer:
     @contextlib.asynccontextmanager
     async def _review_client(self, config: ClientConfig) -> AsyncIterator[ApiClient]:
         # Its own client: reviews neither wait behind the controllers' rate limit nor spend
-        # it; the reviews' own limits bound them. No retries: a review is not worth waiting.
+        # it (the API server's priority and fairness bounds them). No retries: a review is
+        # not worth waiting for.
         async with ApiClient(
             config,
             qps=0,
@@ -309,18 +312,12 @@ class SecureServer:
         except AuthenticationFailed as failure:
             log.debug("request not authenticated", reason=str(failure))
             return _status(401, "Unauthorized", "Unauthorized")
-        except ReviewThrottled as failure:
-            log.debug("request refused", reason=str(failure))
-            return _status(429, "TooManyRequests", "too many requests", retry_after=1)
         except ReviewFailed as failure:
             log.warning("unable to authenticate the request", reason=str(failure))
             return _status(401, "Unauthorized", "Unauthorized")
         verb = request.method.lower()
         try:
             decision = await authorizer.authorize(user, verb, path)
-        except ReviewThrottled as failure:
-            log.debug("request refused", user=user.username, reason=str(failure))
-            return _status(429, "TooManyRequests", "too many requests", retry_after=1)
         except ReviewFailed as failure:
             log.warning("unable to authorize the request", user=user.username, reason=str(failure))
             return _status(500, "InternalError", "Internal error occurred: authorization failed")
@@ -344,9 +341,7 @@ async def _review_config(kubeconfig: str | None, default: ClientConfig, flag: st
         raise ServingError(f"{flag}: {error}") from None
 
 
-def _status(
-    code: int, reason: str, message: str, *, retry_after: int | None = None
-) -> web.Response:
+def _status(code: int, reason: str, message: str) -> web.Response:
     """A ``metav1.Status`` failure, as the API server writes refusals."""
     body = {
         "kind": "Status",
@@ -358,6 +353,4 @@ def _status(
         "code": code,
     }
     headers = {"X-Content-Type-Options": "nosniff"}
-    if retry_after is not None:
-        headers["Retry-After"] = str(retry_after)
     return web.json_response(body, status=code, headers=headers)

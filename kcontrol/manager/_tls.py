@@ -13,15 +13,28 @@ Where the serving certificate comes from, as in kube-controller-manager:
 Rotation without a restart: :class:`ServingTLS` polls the files (``stat``: device, inode,
 size, modification time - a Secret volume's atomic symlink swap changes them all) every
 ``reload_interval`` seconds and, when one changed, builds a new :class:`ssl.SSLContext` from
-them. The listening context never changes; each TLS handshake switches to the newest one in
-the server-name callback, which OpenSSL calls for every ClientHello, SNI or not. A pair that
-does not load (a certificate written before its key) is logged and the previous context kept
-until the next poll sees files that do.
+them; :attr:`ServingTLS.context` is the newest, and the listener handshakes each new
+connection with the context current when it is accepted. A pair that does not load (a
+certificate written before its key) is logged and the previous context kept until the next
+poll sees files that do.
 
 Client certificates are requested (``CERT_OPTIONAL``: presenting one is optional, but one that
 does not verify against the CA fails the handshake) when there is a client CA source: the
 ``--client-ca-file`` (reloaded like the serving pair) or the bundle the cluster publishes,
 handed in with :meth:`ServingTLS.set_client_ca` as it is looked up and refreshed.
+
+No TLS session outlives the client CA it was verified against: a resumed session is not
+verified again, so a certificate of a removed CA would keep authenticating for the session's
+lifetime. Session tickets are off (TLS 1.2 and 1.3: none are issued), and a TLS 1.2 session
+cached by one context cannot be resumed through another: a changed CA (or certificate) means a
+new context, with an empty session cache. Python cannot turn that cache off; it only ever
+holds sessions verified against the context's own CA.
+
+Like kube-controller-manager: ``--tls-min-version`` (default ``VersionTLS12``), and
+``--tls-cipher-suites`` in Go's (IANA) names, mapped to OpenSSL's; they restrict TLS 1.2 and
+below only, since TLS 1.3 suites are not configurable in Go either (TLS 1.3 names are accepted
+and change nothing). Client-initiated renegotiation is refused (Go's server never accepts
+one).
 """
 
 from __future__ import annotations
@@ -30,7 +43,8 @@ import datetime
 import ipaddress
 import os
 import ssl
-from collections.abc import Sequence
+import warnings
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from cryptography import x509
@@ -42,7 +56,16 @@ from kcontrol.clock import Clock, RealClock
 from kcontrol.errors import ServingError
 from kcontrol.logging import get_logger
 
-__all__ = ["CERT_RELOAD_INTERVAL", "PAIR_NAME", "ServingTLS", "ensure_self_signed"]
+__all__ = [
+    "CERT_RELOAD_INTERVAL",
+    "CIPHER_SUITES",
+    "DEFAULT_TLS_MIN_VERSION",
+    "INSECURE_CIPHER_SUITES",
+    "PAIR_NAME",
+    "TLS_VERSIONS",
+    "ServingTLS",
+    "ensure_self_signed",
+]
 
 _log = get_logger(__name__)
 
@@ -53,6 +76,65 @@ CERT_RELOAD_INTERVAL = 10.0
 """Seconds between two checks of the certificate files for changes."""
 
 _SELF_SIGNED_VALIDITY = datetime.timedelta(days=365)
+
+TLS_VERSIONS: Mapping[str, ssl.TLSVersion] = {
+    "VersionTLS10": ssl.TLSVersion.TLSv1,
+    "VersionTLS11": ssl.TLSVersion.TLSv1_1,
+    "VersionTLS12": ssl.TLSVersion.TLSv1_2,
+    "VersionTLS13": ssl.TLSVersion.TLSv1_3,
+}
+"""``--tls-min-version``'s values, as kube-controller-manager names them. OpenSSL 3 refuses
+TLS 1.0 and 1.1 at its default security level whatever the minimum."""
+
+DEFAULT_TLS_MIN_VERSION = "VersionTLS12"
+
+CIPHER_SUITES: Mapping[str, str | None] = {
+    # Go's tls.CipherSuites(), and the two legacy names component-base keeps.
+    "TLS_AES_128_GCM_SHA256": None,  # TLS 1.3: not configurable
+    "TLS_AES_256_GCM_SHA384": None,
+    "TLS_CHACHA20_POLY1305_SHA256": None,
+    "TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA": "ECDHE-ECDSA-AES128-SHA",
+    "TLS_ECDHE_ECDSA_WITH_AES_256_CBC_SHA": "ECDHE-ECDSA-AES256-SHA",
+    "TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA": "ECDHE-RSA-AES128-SHA",
+    "TLS_ECDHE_RSA_WITH_AES_256_CBC_SHA": "ECDHE-RSA-AES256-SHA",
+    "TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256": "ECDHE-ECDSA-AES128-GCM-SHA256",
+    "TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384": "ECDHE-ECDSA-AES256-GCM-SHA384",
+    "TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256": "ECDHE-RSA-AES128-GCM-SHA256",
+    "TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384": "ECDHE-RSA-AES256-GCM-SHA384",
+    "TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256": "ECDHE-ECDSA-CHACHA20-POLY1305",
+    "TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256": "ECDHE-RSA-CHACHA20-POLY1305",
+    "TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305": "ECDHE-ECDSA-CHACHA20-POLY1305",
+    "TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305": "ECDHE-RSA-CHACHA20-POLY1305",
+    "TLS_RSA_WITH_AES_128_CBC_SHA": "AES128-SHA",
+    "TLS_RSA_WITH_AES_256_CBC_SHA": "AES256-SHA",
+    "TLS_RSA_WITH_AES_128_GCM_SHA256": "AES128-GCM-SHA256",
+    "TLS_RSA_WITH_AES_256_GCM_SHA384": "AES256-GCM-SHA384",
+    # Go's tls.InsecureCipherSuites(); OpenSSL 3 no longer has RC4 and 3DES.
+    "TLS_RSA_WITH_RC4_128_SHA": "RC4-SHA",
+    "TLS_RSA_WITH_3DES_EDE_CBC_SHA": "DES-CBC3-SHA",
+    "TLS_RSA_WITH_AES_128_CBC_SHA256": "AES128-SHA256",
+    "TLS_ECDHE_ECDSA_WITH_RC4_128_SHA": "ECDHE-ECDSA-RC4-SHA",
+    "TLS_ECDHE_RSA_WITH_RC4_128_SHA": "ECDHE-RSA-RC4-SHA",
+    "TLS_ECDHE_RSA_WITH_3DES_EDE_CBC_SHA": "ECDHE-RSA-DES-CBC3-SHA",
+    "TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA256": "ECDHE-ECDSA-AES128-SHA256",
+    "TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA256": "ECDHE-RSA-AES128-SHA256",
+}
+"""``--tls-cipher-suites``'s values (kube-controller-manager's: Go's names, which are the
+IANA ones) and the OpenSSL name of each; ``None`` for the TLS 1.3 suites."""
+
+INSECURE_CIPHER_SUITES = frozenset(
+    {
+        "TLS_RSA_WITH_RC4_128_SHA",
+        "TLS_RSA_WITH_3DES_EDE_CBC_SHA",
+        "TLS_RSA_WITH_AES_128_CBC_SHA256",
+        "TLS_ECDHE_ECDSA_WITH_RC4_128_SHA",
+        "TLS_ECDHE_RSA_WITH_RC4_128_SHA",
+        "TLS_ECDHE_RSA_WITH_3DES_EDE_CBC_SHA",
+        "TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA256",
+        "TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA256",
+    }
+)
+"""The suites kube-controller-manager's help lists as insecure values."""
 
 _FileState = tuple[int, int, int, int] | None
 
@@ -140,8 +222,11 @@ class ServingTLS:
 
     ``cert_file``/``key_file``: the serving pair. ``client_ca_file``: a CA bundle to verify
     client certificates with; ``request_client_certificates`` asks clients for one even
-    without it (the CA then comes from :meth:`set_client_ca`). Call :meth:`load` once, listen
-    with :attr:`context`, and keep :meth:`run` running to pick up changed files.
+    without it (the CA then comes from :meth:`set_client_ca`). ``min_version`` (a
+    :data:`TLS_VERSIONS` name) and ``cipher_suites`` (:data:`CIPHER_SUITES` names; empty:
+    OpenSSL's defaults) as the flags (module docstring). Call :meth:`load` once, handshake
+    each connection with :attr:`context`, and keep :meth:`run` running to pick up changed
+    files.
     """
 
     def __init__(
@@ -153,7 +238,14 @@ class ServingTLS:
         request_client_certificates: bool = False,
         reload_interval: float = CERT_RELOAD_INTERVAL,
         clock: Clock | None = None,
+        min_version: str = DEFAULT_TLS_MIN_VERSION,
+        cipher_suites: Sequence[str] = (),
     ) -> None:
+        try:
+            self._min_version = TLS_VERSIONS[min_version]
+            self._ciphers = [CIPHER_SUITES[name] for name in cipher_suites]
+        except KeyError as error:
+            raise ValueError(f"unknown TLS version or cipher suite {error}") from None
         self._cert_file = cert_file
         self._key_file = key_file
         self._client_ca_file = client_ca_file
@@ -162,23 +254,21 @@ class ServingTLS:
         self._clock: Clock = clock if clock is not None else RealClock()
         self._client_ca: bytes | None = None  # from set_client_ca, when no file is given
         self._states: tuple[_FileState, ...] = ()
-        # _listening is the context the server was started with; _current the newest one,
-        # which every handshake switches to.
-        self._listening: ssl.SSLContext | None = None
-        self._current: ssl.SSLContext | None = None
+        self._current: ssl.SSLContext | None = None  # the newest context
 
     @property
     def context(self) -> ssl.SSLContext:
-        """The context to listen with; valid once :meth:`load` returned."""
-        if self._listening is None:
+        """The context to handshake a new connection with (the newest); valid once
+        :meth:`load` returned."""
+        if self._current is None:
             raise RuntimeError("ServingTLS.load() was not called")
-        return self._listening
+        return self._current
 
     def load(self) -> None:
         """Build the first context; raises :class:`~kcontrol.errors.ServingError` naming the
         file that does not load."""
         self._states = self._file_states()
-        self._current = self._listening = self._build()
+        self._current = self._build()
 
     def set_client_ca(self, bundle: bytes | None) -> None:
         """Verify client certificates with ``bundle`` (PEM) from now on; ignored when a
@@ -224,7 +314,23 @@ class ServingTLS:
 
     def _build(self) -> ssl.SSLContext:
         context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-        context.minimum_version = ssl.TLSVersion.TLSv1_2
+        # No resumption across client CAs (module docstring); no client renegotiation.
+        context.options |= ssl.OP_NO_TICKET | ssl.OP_NO_RENEGOTIATION
+        context.num_tickets = 0
+        with warnings.catch_warnings():  # Python deprecates TLS 1.0 and 1.1; the flag asks
+            warnings.simplefilter("ignore", DeprecationWarning)
+            context.minimum_version = self._min_version
+        if self._ciphers:
+            openssl_names = [name for name in self._ciphers if name is not None]
+            if not openssl_names:  # TLS 1.3 suites only: no TLS 1.2 handshake can succeed
+                context.minimum_version = ssl.TLSVersion.TLSv1_3
+            else:
+                try:
+                    context.set_ciphers(":".join(openssl_names))
+                except ssl.SSLError:
+                    raise ServingError(
+                        "none of the --tls-cipher-suites is available in this OpenSSL build"
+                    ) from None
         try:
             context.load_cert_chain(self._cert_file, self._key_file)
         except (OSError, ssl.SSLError) as error:
@@ -246,15 +352,4 @@ class ServingTLS:
                     context.load_verify_locations(cadata=bundle.decode("ascii", "replace"))
                 except (ssl.SSLError, ValueError) as error:
                     raise ServingError(f"cannot load the client CA {source}: {error}") from None
-        context.sni_callback = self._select_newest
         return context
-
-    def _select_newest(
-        self,
-        connection: ssl.SSLObject | ssl.SSLSocket,
-        server_name: str | None,
-        initial: ssl.SSLContext,
-    ) -> None:
-        current = self._current
-        if current is not None and current is not initial:
-            connection.context = current

@@ -1,30 +1,37 @@
 """Helpers of the secure-port tests: kcontrol-manager as a process serving HTTPS, HTTPS
 requests with a bearer token or a client certificate, service-account tokens signed by hand,
-RBAC for /metrics, and a small CA for client certificates."""
+RBAC for /metrics, a small CA for client certificates, and an application served by
+kcontrol's listener alone (no API server) with raw HTTP over its connections."""
 
 from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
 import datetime
 import json
 import signal
+import socket
 import ssl
 import subprocess
 import sys
 import time
 import uuid
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import aiohttp
 import yaml
+from aiohttp import web
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec, padding, rsa
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
+from kcontrol.manager._listener import ConnectionLimits, Listener, serve_app
+from kcontrol.manager._tls import ServingTLS
 from kcontrol.testing.envtest import ControlPlane
 from tests.processes import LoggedProcess, free_port
 
@@ -269,3 +276,132 @@ class SecureManager(LoggedProcess):
             except subprocess.TimeoutExpired:
                 self.popen.kill()
                 self.popen.wait(10)
+
+
+# -- kcontrol's listener alone ----------------------------------------------------------------
+
+
+@contextlib.asynccontextmanager
+async def listening(
+    app: web.Application,
+    *,
+    tls: ServingTLS | None = None,
+    limits: ConnectionLimits | None = None,
+) -> AsyncIterator[Listener]:
+    """``app`` served on a free port of 127.0.0.1 by the secure port's listener (over TLS
+    with ``tls``'s newest context), accepting connections until the block ends."""
+    context: Callable[[], ssl.SSLContext] | None = None
+    if tls is not None:
+        serving = tls
+
+        def newest() -> ssl.SSLContext:
+            return serving.context
+
+        context = newest
+    async with serve_app(
+        app, "127.0.0.1", 0, ssl_context=context, limits=limits, shutdown_timeout=0.5
+    ) as listener:
+        task = asyncio.create_task(listener.serve())
+        try:
+            yield listener
+        finally:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+
+
+def whoami_app() -> web.Application:
+    """``/healthz`` (``ok``) and ``/whoami``: the common name of the client certificate the
+    TLS layer verified for this connection (``anonymous`` without one)."""
+
+    async def healthz(request: web.Request) -> web.Response:
+        return web.Response(text="ok")
+
+    async def whoami(request: web.Request) -> web.Response:
+        transport = request.transport
+        peer = transport.get_extra_info("peercert") if transport is not None else None
+        for rdn in (peer or {}).get("subject", ()):
+            for key, value in rdn:
+                if key == "commonName":
+                    return web.Response(text=value)
+        return web.Response(text="anonymous")
+
+    app = web.Application()
+    app.router.add_get("/healthz", healthz)
+    app.router.add_get("/whoami", whoami)
+    return app
+
+
+def insecure_client(
+    *,
+    version: ssl.TLSVersion | None = None,
+    ciphers: str | None = None,
+) -> ssl.SSLContext:
+    """A client context that trusts any server certificate, limited to TLS ``version`` and
+    the OpenSSL ``ciphers`` when given."""
+    context = ssl.create_default_context()
+    context.check_hostname = False
+    context.verify_mode = ssl.CERT_NONE
+    if version is not None:
+        context.minimum_version = context.maximum_version = version
+    if ciphers is not None:
+        context.set_ciphers(ciphers)
+    return context
+
+
+def request_bytes(path: str, *extra_headers: str, close: bool = False) -> bytes:
+    headers = ["Host: localhost", *extra_headers]
+    if close:
+        headers.append("Connection: close")
+    return (f"GET {path} HTTP/1.1\r\n" + "".join(h + "\r\n" for h in headers) + "\r\n").encode()
+
+
+async def read_response(reader: asyncio.StreamReader) -> tuple[int, bytes]:
+    """The status and body of one HTTP/1.1 response (with a Content-Length)."""
+    head = await reader.readuntil(b"\r\n\r\n")
+    lines = head.decode("latin-1").split("\r\n")
+    status = int(lines[0].split(" ", 2)[1])
+    length = 0
+    for line in lines[1:]:
+        name, _, value = line.partition(":")
+        if name.strip().lower() == "content-length":
+            length = int(value)
+    return status, await reader.readexactly(length)
+
+
+async def closed_by_server(reader: asyncio.StreamReader, within: float) -> bool:
+    """True once the server closed the connection (end of stream or reset), reading and
+    dropping whatever it still sends; False if it is still open after ``within`` seconds."""
+    try:
+        async with asyncio.timeout(within):
+            while await reader.read(65536):
+                pass
+    except TimeoutError:
+        return False
+    except (ConnectionError, ssl.SSLError):
+        return True
+    return True
+
+
+def sync_get(
+    port: int,
+    path: str,
+    context: ssl.SSLContext,
+    session: ssl.SSLSession | None = None,
+) -> tuple[int, str, ssl.SSLSession | None, bool]:
+    """GET ``path`` over a new TLS connection with the blocking ``ssl`` module (offering
+    ``session`` for resumption): status, body, the connection's session, and whether it was
+    resumed. Run it in a thread."""
+    with (
+        socket.create_connection(("127.0.0.1", port), timeout=10) as raw,
+        context.wrap_socket(raw, server_hostname="127.0.0.1", session=session) as tls,
+    ):
+        tls.sendall(request_bytes(path, close=True))
+        data = b""
+        while chunk := tls.recv(65536):
+            data += chunk
+        if not data:
+            raise ConnectionError("closed without an answer")
+        head, _, body = data.partition(b"\r\n\r\n")
+        status = int(head.split(b" ", 2)[1])
+        return status, body.decode(), tls.session, tls.session_reused

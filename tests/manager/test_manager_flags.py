@@ -1,8 +1,11 @@
-"""kcontrol-manager's flags (kube-controller-manager's names and syntax), the controller
-selection, the controller registry and main()'s exit statuses for bad input."""
+"""kcontrol-manager's flags (kube-controller-manager's names and syntax), its --help (as
+kube-controller-manager's reads: types after the flags, Go durations, lists, the known
+controllers), the controller selection, the controller registry and main()'s exit statuses
+for bad input."""
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from importlib.metadata import EntryPoint
@@ -26,7 +29,8 @@ from kcontrol.manager import (
     parse_duration,
 )
 from kcontrol.manager import _registry as registry_module
-from kcontrol.manager._options import resolve_controller_flags
+from kcontrol.manager._manager import Manager
+from kcontrol.manager._options import format_duration, resolve_controller_flags
 
 
 @pytest.mark.parametrize(
@@ -242,6 +246,106 @@ def test_help_flag(capsys: pytest.CaptureFixture[str]) -> None:
         "--version",
     ):
         assert flag in out, flag
+
+
+@pytest.mark.parametrize(
+    ("seconds", "text"),
+    [
+        pytest.param(0.0, "0s", id="zero"),
+        pytest.param(0.5, "500ms", id="millis"),
+        pytest.param(0.0015, "1.5ms", id="fractional-millis"),
+        pytest.param(2e-6, "2\u00b5s", id="micros"),
+        pytest.param(5e-9, "5ns", id="nanos"),
+        pytest.param(1.5, "1.5s", id="fractional-seconds"),
+        pytest.param(15.0, "15s", id="seconds"),
+        pytest.param(60.0, "1m0s", id="minute"),
+        pytest.param(90.0, "1m30s", id="minutes"),
+        pytest.param(3600.0, "1h0m0s", id="hour"),
+        pytest.param(5400.5, "1h30m0.5s", id="hours"),
+        pytest.param(-2.0, "-2s", id="negative"),
+    ],
+)
+def test_format_duration_writes_go_durations(seconds: float, text: str) -> None:
+    assert format_duration(seconds) == text
+    assert parse_duration(text) == pytest.approx(seconds)
+
+
+PERIOD = ControllerFlag(
+    "gadget-period", default=0.5, help="How often gadgets are checked.", parse=parse_duration
+)
+GADGETS = ControllerSpec("gadget-controller", SPEC.factory, enabled_by_default=False)
+GADGET_FLAGS = ControllerSpec("gadget-flags", SPEC.factory, flags=(PERIOD,))
+
+
+def help_text(capsys: pytest.CaptureFixture[str]) -> str:
+    registry = ControllerRegistry([SPEC, GADGETS, GADGET_FLAGS, WIDGETS])
+    assert main(["--help"], registry=registry) == 0
+    return capsys.readouterr().out
+
+
+def test_help_shows_types_not_destinations(capsys: pytest.CaptureFixture[str]) -> None:
+    out = help_text(capsys)
+    assert "CONTROLLER_FLAG" not in out
+    assert not re.search(r"--[a-z0-9-]+ [A-Z][A-Z_:-]+", out), "no argparse-style metavars"
+    for invocation in (
+        "--concurrent-widget-syncs int32",
+        "--gadget-period duration",
+        "--controllers strings",
+        "--kube-api-qps float32",
+        "--kube-api-burst int32",
+        "--leader-elect-lease-duration duration",
+        "--leader-elect-resource-name string",
+        "--bind-address ip",
+        "--secure-port int",
+        "--authorization-always-allow-paths strings",
+        "-v, --v Level",
+    ):
+        assert invocation in out, invocation
+    # Booleans take no value on the command line: no type after them.
+    assert re.search(r"^\s+--leader-elect\s{2,}\S", out, re.MULTILINE), out
+    assert "usage: kcontrol-manager [flags]" in out
+
+
+def test_help_shows_defaults_as_kube_controller_manager_does(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    out = " ".join(help_text(capsys).split())  # line breaks depend on the terminal
+    for default in (
+        "(default 500ms)",  # a controller's duration flag
+        "(default 5)",  # a controller's int flag
+        "(default 15s)",
+        "(default 10s)",
+        "(default 2s)",
+        "(default 20)",  # --kube-api-qps, not 20.0
+        "(default [*])",
+        "(default [/healthz,/readyz,/livez])",
+        '(default "kube-system")',
+        "(default true)",
+    ):
+        assert default in out, default
+    for python_default in ("()", "0.5", "20.0", "15.0", "('", "None", "(default False)"):
+        assert python_default not in out, python_default
+
+
+def test_help_lists_the_known_controllers(capsys: pytest.CaptureFixture[str]) -> None:
+    out = " ".join(help_text(capsys).split())
+    assert (
+        "All controllers: configmap-annotator, gadget-controller, gadget-flags, "
+        "widget-controller" in out
+    )
+    assert "Disabled-by-default controllers: gadget-controller (default [*])" in out
+
+
+def test_an_operators_help_lists_its_controllers(capsys: pytest.CaptureFixture[str]) -> None:
+    manager = Manager(name="gadget-operator")
+    manager.add(GADGETS)
+    manager.add(GADGET_FLAGS)
+    assert manager.main(["--help"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "usage: gadget-operator [flags]" in out
+    assert "All controllers: gadget-controller, gadget-flags" in out
+    assert "--gadget-period duration How often gadgets are checked. (default 500ms)" in out
+    assert "--kube-api-qps float32" in out and "(default 20)" not in out, "an operator's 0"
 
 
 def test_console_script_prints_the_version() -> None:

@@ -1,7 +1,7 @@
 """The secure port against the real API server: kcontrol-manager serves /metrics over HTTPS
 only to callers the API server authenticates (TokenReview, client certificates) and
 authorizes (SubjectAccessReview on the non-resource URL), health paths to anyone, never logs a
-token, and a flood of garbage tokens costs a bounded number of TokenReviews."""
+token, and a flood of garbage tokens never turns a legitimate scrape away."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ import aiohttp
 import pytest
 from cryptography.hazmat.primitives.asymmetric import rsa
 
-from kcontrol.client import ApiClient, Resource
+from kcontrol.client import Resource
 from kcontrol.testing.envtest import ControlPlane
 from tests.manager.manager_helpers import admin_client
 from tests.manager.secure_helpers import (
@@ -287,40 +287,25 @@ def _sum(metrics: str, name: str, labels: str = "") -> float:
     return total
 
 
-async def _apiserver_tokenreviews(client: ApiClient) -> float:
-    text = (await client.get_raw("/metrics")).decode()
-    return _sum(text, "apiserver_request_total", 'resource="tokenreviews"')
-
-
 async def _scrape(manager: SecureManager, token: str, session: aiohttp.ClientSession) -> str:
-    """/metrics with ``token``; a 429 (the review rate limit spent by a flood, if the cached
-    answer expired on a slow machine) is waited out."""
-    for _ in range(60):
-        answer = await https_get(
-            manager.port, "/metrics", context=manager.context(), token=token, session=session
-        )
-        if answer.status != 429:
-            assert answer.status == 200, answer.body
-            return answer.body
-        await asyncio.sleep(1.0)
-    raise AssertionError("still throttled after a minute")
+    answer = await https_get(
+        manager.port, "/metrics", context=manager.context(), token=token, session=session
+    )
+    assert answer.status == 200, answer.body
+    return answer.body
 
 
-async def test_a_flood_of_garbage_tokens_costs_a_bounded_number_of_reviews(
-    control_plane: ControlPlane, directory: Path
+async def test_a_flood_of_garbage_tokens_never_refuses_a_legitimate_scrape(
+    control_plane: ControlPlane, bob_reads_metrics: str, directory: Path
 ) -> None:
     manager = SecureManager(control_plane, directory / "flood")
     try:
         await manager.wait_ready()
         context = manager.context()
-        admin = control_plane.token()
-        async with await admin_client(control_plane) as client, aiohttp.ClientSession() as session:
-            before = _sum(await _scrape(manager, admin, session), AUTHN_REVIEWS)
-            server_before = await _apiserver_tokenreviews(client)
-            before = _sum(await _scrape(manager, admin, session), AUTHN_REVIEWS)  # cached now
-
-            statuses: dict[int, int] = {}
-            semaphore = asyncio.Semaphore(50)
+        statuses: dict[int, int] = {}
+        semaphore = asyncio.Semaphore(50)
+        flooding = asyncio.Event()
+        async with aiohttp.ClientSession() as session:
 
             async def bad_request() -> None:
                 async with semaphore:
@@ -329,30 +314,23 @@ async def test_a_flood_of_garbage_tokens_costs_a_bounded_number_of_reviews(
                         manager.port, "/metrics", context=context, token=token, session=session
                     )
                     statuses[answer.status] = statuses.get(answer.status, 0) + 1
+                    if sum(statuses.values()) >= 100:
+                        flooding.set()
 
-            started = time.monotonic()
             async with asyncio.TaskGroup() as tasks:
                 for _ in range(1000):
                     tasks.create_task(bad_request())
-            elapsed = time.monotonic() - started
-
-            after = _sum(await _scrape(manager, admin, session), AUTHN_REVIEWS)
-            server_after = await _apiserver_tokenreviews(client)
-        reviews = after - before
-        print(f"flood: {statuses} in {elapsed:.2f}s, {reviews:g} TokenReviews")
-        assert set(statuses) <= {401, 429}, statuses
-        assert sum(statuses.values()) == 1000
-        # The rate limit (5/s, burst 20) bounds the reviews; the bound grows with the time
-        # the flood took (and the scrape after it), so a slow machine cannot make this fail.
-        bound = 20 + 5 * (time.monotonic() - started + 1)
-        assert 0 < reviews <= bound, (reviews, elapsed, statuses)
-        assert statuses.get(401, 0) <= reviews, "every 401 had its review"
-        assert server_after - server_before <= bound + 1, "the API server counted as many"
+                # Mid-flood, a token the manager has not seen yet: its review and its
+                # SubjectAccessReview are sent, and answered, like any other.
+                await flooding.wait()
+                scrape = await _scrape(manager, control_plane.token("bob"), session)
+            assert "process_cpu_seconds_total" in scrape
+        assert statuses == {401: 1000}, statuses
 
         # One garbage token, 200 requests at once: one review (shared, then cached).
+        admin = control_plane.token()
         async with aiohttp.ClientSession() as session:
             before = _sum(await _scrape(manager, admin, session), AUTHN_REVIEWS)
-            await asyncio.sleep(1.0)  # tokens back in the bucket
             token = "repeated-" + os.urandom(16).hex()
             answers = await asyncio.gather(
                 *(

@@ -1,15 +1,23 @@
 """Defaults that do not collide with kube-controller-manager (its own Lease and port), the
-secure port's flags as kube-controller-manager names them, and their validation."""
+secure port's flags as kube-controller-manager names them (its defaults: 10 s review caches,
+TLS 1.2 and up), their validation, and the plain-HTTP metrics port on 127.0.0.1 unless
+--metrics-bind-address says otherwise."""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import socket
 from typing import Any
 
+import aiohttp
 import pytest
+from prometheus_client import CollectorRegistry
 
-from kcontrol.manager import ControllerRegistry, ManagerOptions, main, parse_args
+from kcontrol.manager import ControllerRegistry, Manager, ManagerOptions, main, parse_args
 from kcontrol.manager._options import DEFAULT_LEASE_NAME, DEFAULT_SECURE_PORT
 from kcontrol_controllers.replicaset import SPEC
+from tests.processes import free_port
 
 KUBERNETES_PORTS = {
     10248: "kubelet healthz",
@@ -47,10 +55,14 @@ def test_secure_serving_defaults_are_kube_controller_managers_or_documented() ->
     assert options.authentication_skip_lookup is False
     assert options.authentication_tolerate_lookup_failure is False
     assert options.authorization_always_allow_paths == ("/healthz", "/readyz", "/livez")
-    # kcontrol's cache TTLs: a scrape every 15 s finds its answers cached (upstream: 10 s).
-    assert options.authentication_token_webhook_cache_ttl == 60.0
-    assert options.authorization_webhook_cache_authorized_ttl == 60.0
+    # kube-controller-manager's review caches: 10 s for every answer.
+    assert options.authentication_token_webhook_cache_ttl == 10.0
+    assert options.authorization_webhook_cache_authorized_ttl == 10.0
     assert options.authorization_webhook_cache_unauthorized_ttl == 10.0
+    assert options.tls_min_version == "VersionTLS12"
+    assert options.tls_cipher_suites == ()
+    # kcontrol's plain-HTTP port, when asked for, listens on the loopback interface only.
+    assert options.metrics_bind_address == "127.0.0.1"
 
 
 @pytest.mark.parametrize(
@@ -104,7 +116,41 @@ def test_secure_serving_defaults_are_kube_controller_managers_or_documented() ->
             {"authorization_always_allow_paths": ()},
             id="always-allow-none",
         ),
-        pytest.param(["--metrics-port=8080"], {"metrics_port": 8080}, id="plain-http-opt-in"),
+        pytest.param(
+            ["--metrics-port=8080"],
+            {"metrics_port": 8080, "metrics_bind_address": "127.0.0.1"},
+            id="plain-http-opt-in",
+        ),
+        pytest.param(
+            ["--bind-address=0.0.0.0", "--metrics-port=8080"],
+            {"bind_address": "0.0.0.0", "metrics_bind_address": "127.0.0.1"},
+            id="bind-address-is-the-secure-ports",
+        ),
+        pytest.param(
+            ["--metrics-port=8080", "--metrics-bind-address=0.0.0.0"],
+            {"metrics_bind_address": "0.0.0.0"},
+            id="metrics-bind-address",
+        ),
+        pytest.param(
+            ["--tls-min-version=VersionTLS13"], {"tls_min_version": "VersionTLS13"}, id="tls13"
+        ),
+        pytest.param(
+            ["--tls-min-version=VersionTLS10"], {"tls_min_version": "VersionTLS10"}, id="tls10"
+        ),
+        pytest.param(
+            [
+                "--tls-cipher-suites=TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256,"
+                "TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305,TLS_AES_128_GCM_SHA256"
+            ],
+            {
+                "tls_cipher_suites": (
+                    "TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256",
+                    "TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305",
+                    "TLS_AES_128_GCM_SHA256",
+                )
+            },
+            id="cipher-suites",
+        ),
     ],
 )
 def test_serving_flags(argv: list[str], expected: dict[str, Any]) -> None:
@@ -126,6 +172,19 @@ def test_serving_flags(argv: list[str], expected: dict[str, Any]) -> None:
         ),
         pytest.param(
             ["--authentication-token-webhook-cache-ttl=-1s"], "must not be negative", id="ttl"
+        ),
+        pytest.param(
+            ["--tls-min-version=VersionTLS14"], "unknown TLS version 'VersionTLS14'", id="tls"
+        ),
+        pytest.param(
+            ["--tls-cipher-suites=TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256,ECDHE-RSA-AES128-SHA"],
+            "cipher suite ECDHE-RSA-AES128-SHA not supported or doesn't exist",
+            id="openssl-name",
+        ),
+        pytest.param(
+            ["--metrics-bind-address=localhost"],
+            "--metrics-bind-address 'localhost' is not an IP address",
+            id="metrics-bind-address",
         ),
     ],
 )
@@ -153,7 +212,56 @@ def test_help_lists_the_secure_serving_flags(capsys: pytest.CaptureFixture[str])
         "--authorization-always-allow-paths",
         "--authorization-webhook-cache-authorized-ttl",
         "--authorization-webhook-cache-unauthorized-ttl",
+        "--tls-min-version string",
+        "--tls-cipher-suites strings",
         "--metrics-port",
+        "--metrics-bind-address ip",
     ):
         assert flag in out, flag
     assert "10263" in out
+    out = " ".join(out.split())  # as if the terminal were wide enough for every line
+    assert "Possible values: VersionTLS10, VersionTLS11, VersionTLS12, VersionTLS13." in out
+    assert '(default "VersionTLS12")' in out
+    assert "TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256" in out
+    assert "--authentication-token-webhook-cache-ttl duration" in out
+    assert out.count("(default 10s)") >= 3, "the three review cache TTLs"
+
+
+def _outward_address() -> str | None:
+    """An address of this machine that is not a loopback one, if it has one."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+        try:
+            probe.connect(("192.0.2.1", 9))  # TEST-NET-1: nothing is sent
+            address = str(probe.getsockname()[0])
+        except OSError:
+            return None
+    return None if address.startswith("127.") or address == "0.0.0.0" else address
+
+
+async def _answers(address: str, port: int) -> bool:
+    try:
+        async with (
+            aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=5)) as session,
+            session.get(f"http://{address}:{port}/livez") as response,
+        ):
+            return response.status == 200
+    except (aiohttp.ClientError, OSError, TimeoutError):
+        return False
+
+
+async def test_the_metrics_port_listens_on_loopback_even_with_a_bind_address() -> None:
+    outward = _outward_address()
+    if outward is None:
+        pytest.skip("this machine has no address but loopback ones")
+    port = free_port()
+    options, _ = parse_args([f"--metrics-port={port}", "--bind-address=0.0.0.0", "--secure-port=0"])
+    manager = Manager(options, ControllerRegistry(), registry=CollectorRegistry())
+    serving = asyncio.create_task(manager.health.run())
+    try:
+        await asyncio.wait_for(manager.health.wait_started(), 30)
+        assert await _answers("127.0.0.1", port)
+        assert not await _answers(outward, port), f"plain HTTP reachable on {outward}"
+    finally:
+        serving.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await serving

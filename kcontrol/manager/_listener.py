@@ -1,0 +1,450 @@
+"""Accepting HTTP connections under limits: kube-controller-manager's server timeouts, its
+header size cap, and a cap on the number of connections.
+
+kube-controller-manager's HTTPS server (``k8s.io/apiserver``'s ``SecureServingInfo``) closes
+a connection whose request header is not complete 32 s after it began (``ReadHeaderTimeout``,
+which also bounds the TLS handshake), closes a kept-alive connection idle for 90 s
+(``IdleTimeout``) and answers ``431`` to a header over 1 MiB (``MaxHeaderBytes``). aiohttp
+alone has none of them: a client that opens connections and sends half a header holds a file
+descriptor each, for good. :class:`Listener` accepts the connections itself and hands each to
+aiohttp under :class:`ConnectionLimits`:
+
+- the TLS handshake must complete within ``header_timeout``, and so must each request header,
+  counted from the moment the connection is ready (the first request) or from the first byte
+  of the next request (a kept-alive connection); past that the connection is closed;
+- a kept-alive connection with no request for ``idle_timeout`` is closed;
+- a header of more than ``max_header_bytes`` is answered ``431 Request Header Fields Too
+  Large`` and the connection closed. That is the only limit on a header, as in Go: no line
+  length limit of its own;
+- at most ``max_connections`` connections are open, handshakes included: kcontrol's own
+  limit (kube-controller-manager has none; in this process the file descriptors are also
+  the informers' and the Lease's). A connection accepted at the limit closes the open
+  connection that has waited longest without a request in progress (in its handshake,
+  sending a header, or idle), so connections that never send a request cannot lock out a
+  scrape; when every connection has a request in progress, the new one is closed at once.
+  A request in progress is bounded too: its reviews time out (:mod:`kcontrol.manager._review`)
+  and its answers are small unless the caller was authorized.
+
+A request is "in progress" from the moment aiohttp hands it to the application (the
+:meth:`Listener.middleware`, which must be the outermost one) until its response is written.
+The header's byte count runs until then, so whatever arrives with a header before its request
+starts counts as header: the paths served take no request body.
+
+TLS: each connection is handshaken with the context ``ssl_context()`` returns when it is
+accepted, so a reloaded certificate or client CA applies from the next connection on, and a
+TLS session established under an older context is never resumed under a newer one
+(:mod:`kcontrol.manager._tls`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import enum
+import errno
+import socket
+import ssl
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
+
+from aiohttp import web
+from aiohttp.typedefs import Handler
+
+from kcontrol.logging import get_logger
+
+__all__ = [
+    "IDLE_TIMEOUT",
+    "MAX_CONNECTIONS",
+    "MAX_HEADER_BYTES",
+    "READ_HEADER_TIMEOUT",
+    "ConnectionLimits",
+    "Listener",
+    "serve_app",
+]
+
+_log = get_logger(__name__)
+
+READ_HEADER_TIMEOUT = 32.0
+"""Seconds a TLS handshake, and then a request header, may take (kube-controller-manager's
+``ReadHeaderTimeout``)."""
+
+IDLE_TIMEOUT = 90.0
+"""Seconds a kept-alive connection may wait for its next request (``IdleTimeout``)."""
+
+MAX_HEADER_BYTES = 1 << 20
+"""The largest request header accepted, 1 MiB (``MaxHeaderBytes``)."""
+
+MAX_CONNECTIONS = 256
+"""Connections open at once on one port (kcontrol's limit). Scrapers keep one or two each and
+probes one at a time; 256 is far above that, and far below the 1,024 file descriptors a
+container may be limited to."""
+
+TLS_SHUTDOWN_TIMEOUT = 5.0
+"""Seconds a closing TLS connection waits for the peer's ``close_notify`` (Go waits 5 s to
+send its own, and never for the peer's; Python's default would be 30 s)."""
+
+_ACCEPT_BACKOFF_MAX = 1.0
+_TEMPORARY_ACCEPT_ERRORS = frozenset(
+    {errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM, errno.ECONNABORTED}
+)
+_CAP_WARNING_INTERVAL = 60.0
+
+_HEADER_TOO_LARGE = (
+    b"HTTP/1.1 431 Request Header Fields Too Large\r\n"
+    b"Content-Type: text/plain; charset=utf-8\r\n"
+    b"Connection: close\r\n\r\n"
+    b"431 Request Header Fields Too Large"
+)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ConnectionLimits:
+    """The limits of a :class:`Listener` (module docstring); the defaults are
+    kube-controller-manager's, and :data:`MAX_CONNECTIONS`."""
+
+    header_timeout: float = READ_HEADER_TIMEOUT
+    idle_timeout: float = IDLE_TIMEOUT
+    max_header_bytes: int = MAX_HEADER_BYTES
+    max_connections: int = MAX_CONNECTIONS
+
+    def __post_init__(self) -> None:
+        if not (self.header_timeout > 0 and self.idle_timeout > 0):
+            raise ValueError("connection timeouts must be positive")
+        if self.max_header_bytes < 1 or self.max_connections < 1:
+            raise ValueError("max_header_bytes and max_connections must be at least 1")
+
+
+class _State(enum.Enum):
+    HANDSHAKE = "handshake"  # accepted; TLS handshake under way
+    HEADER = "header"  # waiting for, or reading, a request header: header_timeout runs
+    BUSY = "busy"  # a request in progress: no deadline of ours
+    IDLE = "idle"  # kept alive between requests: idle_timeout runs
+
+
+class _Connection(asyncio.Protocol):
+    """One accepted connection: passes everything on to its aiohttp protocol, and keeps the
+    deadline of the state it is in. ``since`` is when it entered that state (the oldest
+    connection without a request in progress is closed first at the limit)."""
+
+    def __init__(self, listener: Listener, accepted_at: float) -> None:
+        self._listener = listener
+        self.state = _State.HANDSHAKE
+        self.since = accepted_at
+        self.socket: socket.socket | None = None  # while in the handshake
+        self.handshake: asyncio.Task[None] | None = None
+        self.transport: asyncio.Transport | None = None  # once past the handshake
+        self._protocol: asyncio.Protocol | None = None
+        self._deadline: asyncio.TimerHandle | None = None
+        self._header_bytes = 0
+        self._refused = False
+        self._closed = False
+
+    # -- asyncio.Protocol: the transport's side ---------------------------------------------
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)
+        self.transport = transport
+        self.socket = None
+        self._protocol = self._listener.opened(self, transport)
+        self._enter(_State.HEADER)
+        self._protocol.connection_made(transport)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._closed = True
+        self._cancel_deadline()
+        self._listener.forget(self)
+        if self._protocol is not None:
+            self._protocol.connection_lost(exc)
+
+    def data_received(self, data: bytes) -> None:
+        if self._refused or self._protocol is None:
+            return
+        if self.state is _State.IDLE:
+            self._enter(_State.HEADER)
+        if self.state is _State.HEADER:
+            self._header_bytes += len(data)
+            if self._header_bytes > self._listener.limits.max_header_bytes:
+                self._refuse_header()
+                return
+        self._protocol.data_received(data)
+
+    def eof_received(self) -> bool | None:
+        return self._protocol.eof_received() if self._protocol is not None else None
+
+    def pause_writing(self) -> None:
+        if self._protocol is not None:
+            self._protocol.pause_writing()
+
+    def resume_writing(self) -> None:
+        if self._protocol is not None:
+            self._protocol.resume_writing()
+
+    # -- the application's side (Listener.middleware) ---------------------------------------
+
+    def request_started(self) -> None:
+        self._enter(_State.BUSY)
+
+    def request_finished(self) -> None:
+        if self.state is _State.BUSY:
+            self._enter(_State.IDLE)
+
+    # -- closing -----------------------------------------------------------------------------
+
+    def abort(self, reason: str) -> None:
+        """Close now, whatever the state (a deadline passed, or room is needed)."""
+        _log.debug("closing a connection", reason=reason, state=self.state.value)
+        self._cancel_deadline()
+        if self.transport is not None:
+            self.transport.abort()
+            return
+        if self.socket is not None:  # in the handshake: wake its transport up with an EOF
+            with contextlib.suppress(OSError):
+                self.socket.shutdown(socket.SHUT_RDWR)
+        if self.handshake is not None:
+            self.handshake.cancel()
+
+    def _refuse_header(self) -> None:
+        self._refused = True
+        self._cancel_deadline()
+        _log.debug("request header too large; closing the connection")
+        assert self.transport is not None
+        self.transport.write(_HEADER_TOO_LARGE)
+        self.transport.close()
+
+    def _enter(self, state: _State) -> None:
+        loop = asyncio.get_running_loop()
+        self.state = state
+        self.since = loop.time()
+        self._cancel_deadline()
+        if self._closed:
+            return
+        limits = self._listener.limits
+        if state is _State.HEADER:
+            self._header_bytes = 0
+            self._deadline = loop.call_later(
+                limits.header_timeout, self.abort, "no complete request header in time"
+            )
+        elif state is _State.IDLE:
+            self._deadline = loop.call_later(limits.idle_timeout, self.abort, "idle for too long")
+
+    def _cancel_deadline(self) -> None:
+        if self._deadline is not None:
+            self._deadline.cancel()
+            self._deadline = None
+
+
+class Listener:
+    """Accepts connections on the listening ``sock`` and serves each with a protocol from
+    ``protocol_factory`` (an aiohttp ``web.Server``), under ``limits`` (module docstring);
+    over TLS with the context ``ssl_context()`` returns, when given.
+
+    Put :meth:`middleware` first in the application's middlewares; run :meth:`serve`, which
+    blocks until cancelled. ``len()`` is the number of connections open (informational).
+    The listening socket is the caller's to close.
+    """
+
+    def __init__(
+        self,
+        sock: socket.socket,
+        protocol_factory: Callable[[], asyncio.Protocol],
+        *,
+        limits: ConnectionLimits,
+        ssl_context: Callable[[], ssl.SSLContext] | None = None,
+    ) -> None:
+        self.limits = limits
+        self._socket = sock
+        self._protocol_factory = protocol_factory
+        self._ssl_context = ssl_context
+        # Every open connection, handshakes included, oldest first; the limit bounds it.
+        self._connections: dict[_Connection, None] = {}
+        # Connections past their handshake, by transport (how the middleware finds them).
+        self._by_transport: dict[asyncio.BaseTransport, _Connection] = {}
+        self._warned_at: float | None = None
+
+    @property
+    def port(self) -> int:
+        return int(self._socket.getsockname()[1])
+
+    def __len__(self) -> int:
+        return len(self._connections)
+
+    async def serve(self) -> None:
+        """Accept connections until cancelled; cancelling also ends the handshakes under way
+        (connections past theirs are aiohttp's to shut down). Temporary accept failures
+        (out of file descriptors) are logged and retried with a backoff, as Go's server
+        does; others raise :class:`OSError`."""
+        loop = asyncio.get_running_loop()
+        self._socket.setblocking(False)
+        delay = 0.0
+        async with asyncio.TaskGroup() as handshakes:
+            while True:
+                try:
+                    sock, _ = await loop.sock_accept(self._socket)
+                except OSError as error:
+                    if error.errno not in _TEMPORARY_ACCEPT_ERRORS:
+                        raise
+                    delay = min(max(2 * delay, 0.005), _ACCEPT_BACKOFF_MAX)
+                    _log.warning(
+                        "cannot accept a connection; retrying",
+                        error=str(error),
+                        retry_in=delay,
+                    )
+                    await asyncio.sleep(delay)
+                    continue
+                delay = 0.0
+                self._admit(sock, loop, handshakes)
+
+    @web.middleware
+    async def middleware(self, request: web.Request, handler: Handler) -> web.StreamResponse:
+        """Marks the request's connection busy until its response is written (module
+        docstring); must come before every other middleware."""
+        transport = request.transport
+        connection = self._by_transport.get(transport) if transport is not None else None
+        if connection is None:
+            return await handler(request)
+        connection.request_started()
+        try:
+            response = await handler(request)
+            await response.prepare(request)
+            await response.write_eof()
+            return response
+        finally:
+            connection.request_finished()
+
+    # -- the connections' bookkeeping --------------------------------------------------------
+
+    def opened(self, connection: _Connection, transport: asyncio.BaseTransport) -> asyncio.Protocol:
+        """``connection`` is past its handshake: the protocol to pass it on to."""
+        self._by_transport[transport] = connection
+        return self._protocol_factory()
+
+    def forget(self, connection: _Connection) -> None:
+        """``connection`` is closed, or is being closed; idempotent."""
+        self._connections.pop(connection, None)
+        if connection.transport is not None:
+            self._by_transport.pop(connection.transport, None)
+
+    def _admit(
+        self,
+        sock: socket.socket,
+        loop: asyncio.AbstractEventLoop,
+        handshakes: asyncio.TaskGroup,
+    ) -> None:
+        if len(self._connections) >= self.limits.max_connections and not self._make_room(loop):
+            _log.debug("connection refused: every connection has a request in progress")
+            sock.close()
+            return
+        connection = _Connection(self, loop.time())
+        connection.socket = sock
+        self._connections[connection] = None
+        connection.handshake = handshakes.create_task(
+            self._connect(connection, sock, loop), name="accept a connection"
+        )
+
+    def _make_room(self, loop: asyncio.AbstractEventLoop) -> bool:
+        """Close the connection that waited longest without a request in progress; False
+        when every connection has one."""
+        now = loop.time()
+        if self._warned_at is None or now - self._warned_at >= _CAP_WARNING_INTERVAL:
+            self._warned_at = now
+            _log.warning(
+                "too many connections; closing the longest idle ones to accept new ones",
+                max_connections=self.limits.max_connections,
+            )
+        waiting = [c for c in self._connections if c.state is not _State.BUSY]
+        if not waiting:
+            return False
+        oldest = min(waiting, key=lambda c: c.since)
+        self.forget(oldest)
+        oldest.abort("too many connections")
+        return True
+
+    async def _connect(
+        self, connection: _Connection, sock: socket.socket, loop: asyncio.AbstractEventLoop
+    ) -> None:
+        context = self._ssl_context() if self._ssl_context is not None else None
+        try:
+            await loop.connect_accepted_socket(
+                lambda: connection,
+                sock,
+                ssl=context,
+                ssl_handshake_timeout=self.limits.header_timeout if context else None,
+                ssl_shutdown_timeout=TLS_SHUTDOWN_TIMEOUT if context else None,
+            )
+        except asyncio.CancelledError:
+            self.forget(connection)
+            raise
+        except Exception as error:  # one client's failed handshake is no failure of ours
+            # (its transport closed the socket)
+            self.forget(connection)
+            _log.debug("connection failed before its first request", error=str(error))
+        finally:
+            connection.handshake = None
+
+
+def _listen(host: str, port: int) -> socket.socket:
+    """A listening TCP socket on ``host:port`` (an IP address; ``::`` takes IPv4 too, as Go
+    does, where the system allows it)."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    dual = host == "::" and socket.has_dualstack_ipv6()
+    return socket.create_server((host, port), family=family, dualstack_ipv6=dual)
+
+
+@contextlib.asynccontextmanager
+async def serve_app(
+    app: web.Application,
+    host: str,
+    port: int,
+    *,
+    ssl_context: Callable[[], ssl.SSLContext] | None = None,
+    limits: ConnectionLimits | None = None,
+    shutdown_timeout: float = 2.0,
+    what: str = "metrics and health checks",
+) -> AsyncIterator[Listener]:
+    """Listen on ``host:port`` (``port=0``: a free one) for ``app`` - over TLS with the
+    context ``ssl_context()`` returns per connection - under ``limits`` (default
+    :class:`ConnectionLimits`), for the duration of the block, which receives the
+    :class:`Listener` and must run its :meth:`~Listener.serve` to accept connections.
+
+    Raises :class:`OSError` naming ``what`` and the address when it cannot listen (port
+    taken). On the way out, stops listening and closes every connection."""
+    limits = limits if limits is not None else ConnectionLimits()
+    try:
+        sock = _listen(host, port)
+    except OSError as error:  # the port is taken, the address is not ours, ...
+        raise OSError(
+            error.errno, f"cannot serve {what} on {host}:{port}: {error.strerror or error}"
+        ) from error
+    try:
+        runner = web.AppRunner(
+            app,
+            handle_signals=False,
+            access_log=None,
+            shutdown_timeout=shutdown_timeout,
+            keepalive_timeout=limits.idle_timeout,
+            # The header's size is bounded as a whole (Listener), as Go bounds it.
+            max_line_size=limits.max_header_bytes,
+            max_field_size=limits.max_header_bytes,
+        )
+        listener = Listener(sock, _protocols(runner), limits=limits, ssl_context=ssl_context)
+        app.middlewares.insert(0, listener.middleware)
+        await runner.setup()
+        try:
+            yield listener
+        finally:
+            sock.close()  # no new connection from here on
+            await runner.cleanup()
+    finally:
+        sock.close()
+
+
+def _protocols(runner: web.AppRunner) -> Callable[[], asyncio.Protocol]:
+    """The protocol factory of ``runner`` once set up (its ``web.Server``)."""
+
+    def create() -> asyncio.Protocol:
+        server = runner.server
+        if server is None:
+            raise RuntimeError("the application runner is not set up")
+        return server()
+
+    return create
