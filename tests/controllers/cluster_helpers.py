@@ -28,7 +28,8 @@ WITHIN = 90.0
 async def running_manager(
     cluster: Cluster, *specs: ControllerSpec, **overrides: Any
 ) -> AsyncIterator[Manager]:
-    """A :class:`Manager` running ``specs`` against ``cluster`` until the block ends.
+    """A :class:`Manager` running ``specs`` (each, enabled by default or not) against
+    ``cluster`` until the block ends.
 
     Unthrottled by default (``kube_api_qps=0``); ``overrides`` are :class:`ManagerOptions`
     fields. On exit the manager is shut down and awaited, so nothing it started outlives
@@ -41,6 +42,8 @@ async def running_manager(
         "metrics_port": 0,
         "secure_port": 0,
         "kube_api_qps": 0.0,
+        # The specs given, enabled by default or not (the batch controllers are not yet).
+        "controllers": tuple(spec.name for spec in specs),
         **overrides,
     }
     manager = Manager(

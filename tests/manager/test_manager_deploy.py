@@ -79,6 +79,7 @@ def test_server_side_dry_run_accepts_everything(
         "serviceaccount/kcontrol-manager",
         "clusterrole.rbac.authorization.k8s.io/kcontrol:deployment-controller",
         "clusterrole.rbac.authorization.k8s.io/kcontrol:replicaset-controller",
+        "clusterrole.rbac.authorization.k8s.io/kcontrol:ttl-after-finished-controller",
         "role.rbac.authorization.k8s.io/kcontrol:leader-election",
         "deployment.apps/kcontrol-manager",
         "service/kcontrol-manager-metrics",
@@ -215,6 +216,10 @@ UPSTREAM: dict[str, set[tuple[frozenset[str], str, frozenset[str]]]] = {
         (frozenset({""}), "pods", frozenset({"list", "watch", "patch", "create", "delete"})),
         (frozenset({"", "events.k8s.io"}), "events", frozenset({"create", "update", "patch"})),
     },
+    "kcontrol:ttl-after-finished-controller": {
+        (frozenset({"batch"}), "jobs", frozenset({"get", "list", "watch", "delete"})),
+        (frozenset({"", "events.k8s.io"}), "events", frozenset({"create", "update", "patch"})),
+    },
 }
 
 
@@ -259,6 +264,8 @@ def test_nothing_grants_secrets_or_wildcards() -> None:
         pytest.param("update", "leases.coordination.k8s.io", "default", False, id="lease-other-ns"),
         pytest.param("get", "secrets", "default", False, id="no-secrets"),
         pytest.param("list", "secrets", "kube-system", False, id="no-secrets-system"),
+        pytest.param("delete", "jobs.batch", "default", True, id="ttl-delete-jobs"),
+        pytest.param("create", "jobs.batch", "default", False, id="no-create-jobs"),
         pytest.param("delete", "deployments.apps", "default", False, id="no-delete-deploy"),
         pytest.param("create", "deployments.apps", "default", False, id="no-create-deploy"),
         pytest.param("get", "configmaps", "default", False, id="no-configmaps"),

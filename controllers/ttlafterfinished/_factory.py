@@ -1,0 +1,39 @@
+"""Registration with ``kcontrol-manager``: the factory and its :class:`ControllerSpec`."""
+
+from __future__ import annotations
+
+from kcontrol.manager import ControllerContext, ControllerFlag, ControllerSpec
+
+from ._controller import DEFAULT_WORKERS, NAME, TTLAfterFinishedController
+
+__all__ = ["CONCURRENT_SYNCS", "SPEC", "new_controller"]
+
+CONCURRENT_SYNCS = ControllerFlag(
+    "concurrent-ttl-after-finished-syncs",
+    default=DEFAULT_WORKERS,
+    help=f"The number of {NAME} workers that are allowed to sync concurrently.",
+    minimum=1,
+)
+"""kube-controller-manager's ``--concurrent-ttl-after-finished-syncs`` (default 5)."""
+
+
+def new_controller(ctx: ControllerContext) -> TTLAfterFinishedController:
+    """Build the TTL-after-finished controller from the manager's context: its client, the
+    shared Job informer, ``--concurrent-ttl-after-finished-syncs`` workers and the metrics
+    registry. No event recorder: upstream records no events."""
+    return TTLAfterFinishedController(
+        client=ctx.client,
+        informers=ctx.informers,
+        workers=ctx.flag(CONCURRENT_SYNCS.name),
+        registry=ctx.registry,
+    )
+
+
+SPEC = ControllerSpec(NAME, new_controller, enabled_by_default=False, flags=(CONCURRENT_SYNCS,))
+"""``ttl-after-finished-controller``, with ``--concurrent-ttl-after-finished-syncs``.
+
+Disabled by default in kcontrol-manager (``--controllers=*,ttl-after-finished-controller``
+enables it), unlike kube-controller-manager: a manager beside kube-controller-manager that
+took it over by default would delete finished Jobs alongside kube-controller-manager's own
+until the admin disabled that one. The batch controllers become default once the Job
+controller is complete (issue 21)."""
