@@ -100,6 +100,7 @@ def test_server_side_dry_run_and_restricted_profile(control_plane: ControlPlane)
     code, out, err = kubectl("apply", "--dry-run=server", "-k", str(DEPLOY))
     assert code == 0, err
     assert "deployment.apps/kcontrol-configrestart" in out
+    assert "networkpolicy.networking.k8s.io/kcontrol-configrestart" in out
     assert "PodSecurity" not in err, err
     template = find("Deployment", "kcontrol-configrestart")["spec"]["template"]
     pod = {
@@ -110,3 +111,16 @@ def test_server_side_dry_run_and_restricted_profile(control_plane: ControlPlane)
     }
     code, _, err = kubectl("create", "--dry-run=server", "-f", "-", stdin=yaml.safe_dump(pod))
     assert code == 0, err
+
+
+def test_network_policy_selects_the_controller_and_allows_only_scrapes_in() -> None:
+    policy = find("NetworkPolicy", "kcontrol-configrestart")
+    labels = find("Deployment", "kcontrol-configrestart")["spec"]["template"]["metadata"]["labels"]
+    selector = policy["spec"]["podSelector"]["matchLabels"]
+    assert selector.items() <= labels.items(), "the policy must select the controller's pods"
+    (ingress,) = policy["spec"]["ingress"]
+    assert ingress["ports"] == [{"protocol": "TCP", "port": 10263}]
+    assert ingress["from"] == [
+        {"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "monitoring"}}}
+    ]
+    assert set(policy["spec"]["policyTypes"]) == {"Ingress", "Egress"}
