@@ -4,7 +4,9 @@ fault-injecting proxy, and the knobs of the test cluster's fake pods.
 The real control plane lives in :mod:`kcontrol.testing.envtest`, and the whole cluster
 (scheduler, kube-controller-manager, kwok nodes) in :mod:`kcontrol.testing.cluster`; both need
 the ``testing`` extra for their key material, so import them from there. The ``BEHAVIOR_*``
-and ``*_DELAY_ANNOTATION`` names below steer how kwok plays a pod in that cluster.
+and ``*_DELAY_ANNOTATION`` names below steer how kwok plays a pod in that cluster;
+``EXIT_CODE_ANNOTATION`` and ``RUN_TIME_ANNOTATION`` hold what it decided a Job pod's container
+does (or set it by hand).
 """
 
 from kcontrol.testing._actions import Action, Reactor, ReactorResult
@@ -15,9 +17,11 @@ from kcontrol.testing._kwok import (
     BEHAVIOR_NEVER_READY,
     BEHAVIOR_RESTART,
     DELETE_DELAY_ANNOTATION,
+    EXIT_CODE_ANNOTATION,
     FAIL_DELAY_ANNOTATION,
     READY_DELAY_ANNOTATION,
     RESTART_DELAY_ANNOTATION,
+    RUN_TIME_ANNOTATION,
 )
 from kcontrol.testing._logs import capture_logs
 from kcontrol.testing._manager import running
@@ -31,9 +35,11 @@ __all__ = [
     "BEHAVIOR_NEVER_READY",
     "BEHAVIOR_RESTART",
     "DELETE_DELAY_ANNOTATION",
+    "EXIT_CODE_ANNOTATION",
     "FAIL_DELAY_ANNOTATION",
     "READY_DELAY_ANNOTATION",
     "RESTART_DELAY_ANNOTATION",
+    "RUN_TIME_ANNOTATION",
     "Action",
     "FakeClient",
     "FakeRecorder",

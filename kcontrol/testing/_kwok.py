@@ -24,6 +24,13 @@ annotations (set them in a pod template):
   a deleted pod stays ``Terminating`` before kwok removes it (default: removed at once, as
   kwok's own fast stages do; a kubelet would honour the grace period instead).
 
+Pods whose ``restartPolicy`` is ``Never`` or ``OnFailure`` (Job pods) and that have no
+behaviour label run their first container as its command says, emulated: a kwok stage reads
+the command (``exit 3``, ``sleep infinity``, a test of ``$JOB_COMPLETION_INDEX``, ...), writes
+the decided exit code and run time on the pod (:data:`EXIT_CODE_ANNOTATION`,
+:data:`RUN_TIME_ANNOTATION`), and the pod then succeeds, fails or restarts its container
+accordingly. :mod:`kcontrol.testing._kwok_job` states the grammar and the outcomes.
+
 Stages act only on pods bound to nodes kwok manages (:data:`NODE_ANNOTATION`).
 """
 
@@ -32,16 +39,28 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from kcontrol.testing._kwok_job import (
+    DECIDE_TEMPLATE,
+    EXIT_CLASS,
+    EXIT_CODE_ANNOTATION,
+    KILLED_STATUS,
+    RESTARTED_STATUS,
+    RUN_TIME_ANNOTATION,
+    SUCCEEDED_OR_FAILED_STATUS,
+)
+
 __all__ = [
     "BEHAVIOR_FAIL",
     "BEHAVIOR_LABEL",
     "BEHAVIOR_NEVER_READY",
     "BEHAVIOR_RESTART",
     "DELETE_DELAY_ANNOTATION",
+    "EXIT_CODE_ANNOTATION",
     "FAIL_DELAY_ANNOTATION",
     "NODE_ANNOTATION",
     "READY_DELAY_ANNOTATION",
     "RESTART_DELAY_ANNOTATION",
+    "RUN_TIME_ANNOTATION",
     "kwok_config",
     "node_manifest",
 ]
@@ -61,6 +80,10 @@ NODE_ANNOTATION = "kwok.x-k8s.io/node"
 _BEHAVIOR = f'.metadata.labels["{BEHAVIOR_LABEL}"]'
 _NOT_DELETED = {"key": ".metadata.deletionTimestamp", "operator": "DoesNotExist"}
 _READY = '.status.conditions.[] | select( .type == "Ready" ) | .status'
+_JOB_POD = f'.spec.restartPolicy != "Always" and {_BEHAVIOR} == null'
+"""Pods whose container's end is emulated: restartPolicy Never or OnFailure, no behaviour."""
+_UNDECIDED = f'({_JOB_POD}) and .metadata.annotations["{EXIT_CODE_ANNOTATION}"] == null'
+_DEFAULT_RUN_TIME_MS = 1_000
 
 
 def _annotation(key: str) -> str:
@@ -69,6 +92,11 @@ def _annotation(key: str) -> str:
 
 def _in(key: str, *values: str) -> dict[str, Any]:
     return {"key": key, "operator": "In", "values": list(values)}
+
+
+def _is(key: str, value: bool) -> dict[str, Any]:
+    """``key`` (a jq boolean expression) evaluates to ``value``."""
+    return _in(key, "true" if value else "false")
 
 
 def _stage(
@@ -275,9 +303,19 @@ def _stages(ready_delay_ms: int) -> list[dict[str, Any]]:
             jitter_ms=25_000,
         ),
         _stage(
+            "pod-job-decide",
+            "Pod",
+            [_NOT_DELETED, _is(_UNDECIDED, True)],
+            {"patches": [{"root": "metadata", "template": DECIDE_TEMPLATE}]},
+        ),
+        _stage(
             "pod-create",
             "Pod",
-            [_NOT_DELETED, {"key": ".status.podIP", "operator": "DoesNotExist"}],
+            [
+                _NOT_DELETED,
+                {"key": ".status.podIP", "operator": "DoesNotExist"},
+                _is(_UNDECIDED, False),
+            ],
             {"statusTemplate": _POD_PENDING},
         ),
         _stage(
@@ -326,6 +364,7 @@ def _stages(ready_delay_ms: int) -> list[dict[str, Any]]:
             delay_ms=5_000,
             delay_from=RESTART_DELAY_ANNOTATION,
         ),
+        *_job_stages(),
         _stage(
             "pod-delete",
             "Pod",
@@ -334,6 +373,51 @@ def _stages(ready_delay_ms: int) -> list[dict[str, Any]]:
                 {"key": ".metadata.finalizers", "operator": "DoesNotExist"},
             ],
             {"delete": True},
+            delay_from=DELETE_DELAY_ANNOTATION,
+        ),
+    ]
+
+
+def _job_stages() -> list[dict[str, Any]]:
+    """A Job pod's container ends as decided (see :mod:`kcontrol.testing._kwok_job`)."""
+    job_pod = [{"key": _BEHAVIOR, "operator": "DoesNotExist"}]
+    ends = [_NOT_DELETED, _in(".status.phase", "Running"), *job_pod]
+    return [
+        _stage(
+            "pod-job-complete",
+            "Pod",
+            [*ends, _in(".spec.restartPolicy", "Never", "OnFailure"), _in(EXIT_CLASS, "zero")],
+            {"statusTemplate": SUCCEEDED_OR_FAILED_STATUS},
+            delay_ms=_DEFAULT_RUN_TIME_MS,
+            delay_from=RUN_TIME_ANNOTATION,
+        ),
+        _stage(
+            "pod-job-fail",
+            "Pod",
+            [*ends, _in(".spec.restartPolicy", "Never"), _in(EXIT_CLASS, "nonzero")],
+            {"statusTemplate": SUCCEEDED_OR_FAILED_STATUS},
+            delay_ms=_DEFAULT_RUN_TIME_MS,
+            delay_from=RUN_TIME_ANNOTATION,
+        ),
+        _stage(
+            "pod-job-restart",
+            "Pod",
+            [*ends, _in(".spec.restartPolicy", "OnFailure"), _in(EXIT_CLASS, "nonzero")],
+            {"statusTemplate": RESTARTED_STATUS},
+            delay_ms=_DEFAULT_RUN_TIME_MS,
+            delay_from=RUN_TIME_ANNOTATION,
+        ),
+        _stage(
+            "pod-job-kill",
+            "Pod",
+            [
+                {"key": ".metadata.deletionTimestamp", "operator": "Exists"},
+                {"key": ".metadata.finalizers", "operator": "Exists"},
+                _in(".status.phase", "Pending", "Running"),
+                _in(".spec.restartPolicy", "Never", "OnFailure"),
+                *job_pod,
+            ],
+            {"statusTemplate": KILLED_STATUS},
             delay_from=DELETE_DELAY_ANNOTATION,
         ),
     ]

@@ -23,6 +23,30 @@ What runs, all built by ``hack/build-k8s.sh cluster`` from the same Kubernetes r
   after ``pod_ready_delay``, or fail, never get ready or crash-loop as their labels ask
   (the ``kwok.kcontrol.io/...`` labels and annotations exported by :mod:`kcontrol.testing`).
 
+kwok runs no containers, so a Job's container is emulated from the pod spec, for pods with
+``restartPolicy`` ``Never`` or ``OnFailure`` and no behaviour label (the full grammar is in
+:mod:`kcontrol.testing._kwok_job`). The first container's ``command`` + ``args`` (a shell's
+``-c`` script split at ``;``, newlines and ``&&``) is read in order:
+
+- ``exit N`` ends with code ``N``; ``false`` / ``/bin/false`` with 1;
+- ``sleep infinity`` (and the ``pause`` image) keeps the container running; ``sleep N[smhd]``
+  adds to its run time;
+- ``if [ "$JOB_COMPLETION_INDEX" = "K" ]; then ...; [else ...;] fi`` (also ``==``, ``!=``,
+  ``-eq``, ``-ne``, ``[[ ]]``, ``test``) takes a branch by the pod's
+  ``batch.kubernetes.io/job-completion-index`` annotation (``$JOB_COMPLETION_INDEX``,
+  ``${...}`` and ``$(...)`` are replaced by it anywhere);
+- anything else succeeds; a program that ends without an ``exit`` exits 0.
+
+kwok writes the decision on the pod (``kwok.kcontrol.io/exit-code``: a number or ``none``;
+``kwok.kcontrol.io/run-time``: the sleeps, when any; set either in a pod template to decide
+by hand). After the run time (default 1 s) from Running: exit 0 -> pod ``Succeeded``,
+container ``terminated`` with exit code 0, reason ``Completed``; otherwise with
+``restartPolicy: Never`` -> pod ``Failed``, the container's ``terminated.exitCode`` is the code,
+reason ``Error``; with ``OnFailure`` -> the container restarts (``restartCount`` + 1,
+``lastState.terminated`` with the code), the pod stays ``Running``, again after each run time.
+A deleted Job pod that still has finalizers is killed (``Failed``, exit code 137) after its
+delete delay. ``restartPolicy: Always`` pods are played as before, whatever their command.
+
 Every component runs in its own session with its log in :attr:`Cluster.directory`, managed
 without an event loop (as the control plane is), so one cluster can serve many tests.
 """
