@@ -22,12 +22,20 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCKERFILE = ROOT / "Dockerfile"
-CONTROLLERS = {"configrestart", "deployment-controller", "replicaset-controller"}
+CONTROLLERS = {
+    "configrestart",
+    "deployment-controller",
+    "job-controller",
+    "replicaset-controller",
+    "ttl-after-finished-controller",
+}
 # A flag each controller declares: --help lists them only if the entry points loaded.
 CONTROLLER_FLAGS = {
     "deployment-controller": "--concurrent-deployment-syncs",
     "replicaset-controller": "--concurrent-replicaset-syncs",
     "configrestart": "--configrestart-hmac-key-file",
+    "job-controller": "--concurrent-job-syncs",
+    "ttl-after-finished-controller": "--concurrent-ttl-after-finished-syncs",
 }
 
 

@@ -1,0 +1,42 @@
+"""Registration with ``kcontrol-manager``: the flag, the factory and the :class:`ControllerSpec`."""
+
+from __future__ import annotations
+
+from kcontrol.manager import ControllerContext, ControllerFlag, ControllerSpec
+
+from ._controller import DEFAULT_WORKERS, NAME, JobController
+
+__all__ = ["CONCURRENT_SYNCS", "SPEC", "new_controller"]
+
+CONCURRENT_SYNCS = ControllerFlag(
+    "concurrent-job-syncs",
+    default=DEFAULT_WORKERS,
+    help="The number of job objects that are allowed to sync concurrently. Larger number = "
+    "more responsive jobs, but more CPU (and network) load",
+    minimum=1,
+)
+"""kube-controller-manager's ``--concurrent-job-syncs`` (default 5)."""
+
+
+def new_controller(ctx: ControllerContext) -> JobController:
+    """Build the Job controller from the manager's context: its client, shared informers,
+    ``--concurrent-job-syncs`` workers, metrics registry and an event recorder for
+    ``job-controller``."""
+    return JobController(
+        client=ctx.client,
+        informers=ctx.informers,
+        recorder=ctx.new_recorder(NAME),
+        workers=ctx.flag(CONCURRENT_SYNCS.name),
+        registry=ctx.registry,
+    )
+
+
+SPEC = ControllerSpec(NAME, new_controller, enabled_by_default=False, flags=(CONCURRENT_SYNCS,))
+"""``job-controller``, with ``--concurrent-job-syncs``.
+
+Disabled by default in kcontrol-manager (``--controllers=*,job-controller`` enables it),
+unlike kube-controller-manager: a manager beside a kube-controller-manager that still runs its
+own job-controller would otherwise manage every Job twice (two sets of expectations, pods
+created twice) until the admin disabled that one. Enable it together with
+``-job-controller`` in kube-controller-manager's ``--controllers``; the batch controllers
+become default once issue 21 is complete, as ``ttl-after-finished-controller``."""
