@@ -5,11 +5,15 @@
 #   hack/build-k8s.sh                       # etcd, kube-apiserver, kubectl
 #   hack/build-k8s.sh kube-controller-manager   # any subset, by name
 #   hack/build-k8s.sh cluster               # everything the test cluster runs (adds kube-scheduler,
-#                                           # kube-controller-manager and kwok)
+#                                           # kube-controller-manager and kwok), and promtool,
+#                                           # which the tests of deploy/prometheus/ run
 #
 # kwok is not part of k8s.io/kubernetes: it is installed from its own module
 # (sigs.k8s.io/kwok@$KWOK_VERSION, with the dependencies kwok pins) into its own cache directory
 # beside the Kubernetes binaries, which links it so that one directory holds every binary.
+# promtool likewise, from github.com/prometheus/prometheus@$PROMTOOL_VERSION (the module's
+# v0.3XX.Y is Prometheus v3.XX.Y), built without the service discoveries (`remove_all_sd`):
+# checking and unit-testing rules needs none, and leaving them out halves the build.
 #
 # A binary already present in the cache is not rebuilt. Ready binaries are taken from
 # $KCONTROL_ASSETS or $KUBEBUILDER_ASSETS (controller-runtime's convention) when they hold them.
@@ -25,10 +29,13 @@ out_dir="$cache_root/k8s/$k8s_version"
 kwok_version=${KWOK_VERSION:-v0.8.0}
 kwok_dir="$cache_root/kwok/$kwok_version"
 
+promtool_version=${PROMTOOL_VERSION:-v0.316.0}
+promtool_dir="$cache_root/promtool/$promtool_version"
+
 targets=()
 for arg in "$@"; do
   case "$arg" in
-    cluster) targets+=(etcd kube-apiserver kubectl kube-scheduler kube-controller-manager kwok) ;;
+    cluster) targets+=(etcd kube-apiserver kubectl kube-scheduler kube-controller-manager kwok promtool) ;;
     *) targets+=("$arg") ;;
   esac
 done
@@ -39,6 +46,7 @@ package_of() {
     etcd) echo "./etcd" ;;
     kube-apiserver|kube-controller-manager|kube-scheduler|kubectl) echo "k8s.io/kubernetes/cmd/$1" ;;
     kwok) echo "sigs.k8s.io/kwok/cmd/kwok@$kwok_version" ;;
+    promtool) echo "github.com/prometheus/prometheus/cmd/promtool@$promtool_version" ;;
     *) echo "unknown binary: $1" >&2; return 1 ;;
   esac
 }
@@ -82,6 +90,18 @@ for name in "${targets[@]}"; do
       mv "$kwok_dir/.bin/kwok" "$kwok_dir/kwok" && rmdir "$kwok_dir/.bin"
     fi
     ln -sf "$kwok_dir/kwok" "$out_dir/kwok"
+  elif [ "$name" = promtool ]; then
+    # As kwok: with Prometheus's own go.mod, into a cache directory of its own.
+    if [ ! -x "$promtool_dir/promtool" ]; then
+      echo "building promtool $promtool_version into $promtool_dir (a cold build takes several minutes)" >&2
+      mkdir -p "$promtool_dir"
+      (cd "$promtool_dir" && GOFLAGS= GOBIN="$promtool_dir/.bin" \
+        go install -trimpath -tags remove_all_sd \
+        -ldflags "-s -w -X github.com/prometheus/common/version.Version=3.${promtool_version#v0.3}" \
+        "$pkg")
+      mv "$promtool_dir/.bin/promtool" "$promtool_dir/promtool" && rmdir "$promtool_dir/.bin"
+    fi
+    ln -sf "$promtool_dir/promtool" "$out_dir/promtool"
   else
     echo "building $name $k8s_version into $out_dir (a cold build takes several minutes)" >&2
     (cd "$module_dir" && go build -trimpath -ldflags "-s -w $stamp" -o "$out_dir/$name.tmp" "$pkg")
