@@ -112,26 +112,9 @@ from ._tracking import (
     uid_of,
 )
 
-__all__ = ["JobPodRefManager", "JobSyncer"]
+__all__ = ["JobSyncer"]
 
 _log = get_logger(__name__)
-
-
-class JobPodRefManager(ControllerRefManager):
-    """Claims pods for a Job as upstream's ``PodControllerRefManager`` with the tracking
-    finalizer does: an adopted pod gets the finalizer in the same patch as its controller
-    reference, a released pod loses it in the same patch."""
-
-    async def _patch(self, obj: Mapping[str, Any], patch: Mapping[str, Any]) -> Object:
-        patch_meta = dict(patch["metadata"])
-        releasing = any(
-            ref.get("$patch") == "delete" for ref in patch_meta.get("ownerReferences") or ()
-        )
-        if releasing:
-            patch_meta["$deleteFromPrimitiveList/finalizers"] = [JOB_TRACKING_FINALIZER]
-        else:
-            patch_meta["finalizers"] = [JOB_TRACKING_FINALIZER]
-        return await super()._patch(obj, {**patch, "metadata": patch_meta})
 
 
 class JobSyncer:
@@ -438,13 +421,14 @@ class JobSyncer:
         releasing pods that stopped matching; raises what the claim could not do."""
         selector = selector_from_label_selector(spec(job).get("selector"))
         candidates = filter_pods_by_owner(self._pod_indexer, job, KIND, include_orphans=True)
-        manager = JobPodRefManager(
+        manager = ControllerRefManager(
             self._client,
             job,
             selector,
             CONTROLLER_KIND,
             PODS,
             can_adopt=recheck_owner(self._client, JOBS, job),
+            finalizers=(JOB_TRACKING_FINALIZER,),
         )
         given = {id(pod) for pod in candidates}
         try:

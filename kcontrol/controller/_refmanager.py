@@ -18,6 +18,11 @@ Adoption and release are strategic-merge patches of ``metadata.ownerReferences``
 object's ``metadata.uid`` as a precondition, so a recreated object of the same name is never
 touched. The API server itself refuses a second controller reference, so two controllers racing
 for one orphan end with exactly one owner; the loser sees an error and retries on its next sync.
+
+A manager given ``finalizers`` (upstream's ``PodControllerRefManager`` with finalizers: the Job
+controller claims pods with its tracking finalizer) adds them in the adoption patch and removes
+them in the release patch, so an object never gains the owner without the finalizers or loses
+the owner but keeps them.
 """
 
 from __future__ import annotations
@@ -123,7 +128,9 @@ class ControllerRefManager:
     ``(apiVersion, kind)``, written into the references; ``resource`` is the resource of the
     claimed objects (e.g. :data:`~kcontrol.client.PODS`); ``can_adopt`` is the pre-adoption
     check, run at most once per :meth:`claim` and only if something is to be adopted (``None``
-    skips the check - upstream allows it, but controllers should pass :func:`recheck_owner`).
+    skips the check - upstream allows it, but controllers should pass :func:`recheck_owner`);
+    ``finalizers`` are added to each adopted object and removed from each released one, in the
+    same patch as the reference.
 
     Create a manager per sync: the controller object it holds is a snapshot.
     """
@@ -134,6 +141,7 @@ class ControllerRefManager:
         "_can_adopt_ran",
         "_client",
         "_controller",
+        "_finalizers",
         "_kind",
         "_resource",
         "_selector",
@@ -148,6 +156,7 @@ class ControllerRefManager:
         resource: Resource,
         *,
         can_adopt: CanAdopt | None = None,
+        finalizers: Sequence[str] = (),
     ) -> None:
         self._client = client
         self._controller = controller
@@ -155,6 +164,7 @@ class ControllerRefManager:
         self._kind = controller_kind
         self._resource = resource
         self._can_adopt = can_adopt
+        self._finalizers = list(finalizers)
         # The outcome of can_adopt within the current claim pass: it runs at most once.
         self._can_adopt_ran = False
         self._can_adopt_error: Exception | None = None
@@ -242,12 +252,12 @@ class ControllerRefManager:
 
         Runs the pre-adoption check first (once per claim pass). The API server rejects the
         patch if the object already has another controller, and the UID precondition fails it
-        if the object was replaced.
+        if the object was replaced. The manager's ``finalizers`` are added in the same patch.
         """
         await self._check_can_adopt(obj)
         meta = _meta(self._controller)
         api_version, kind = self._kind
-        patch = {
+        patch: dict[str, Any] = {
             "metadata": {
                 "ownerReferences": [
                     {
@@ -262,10 +272,12 @@ class ControllerRefManager:
                 "uid": _meta(obj).get("uid"),
             }
         }
+        if self._finalizers:
+            patch["metadata"]["finalizers"] = list(self._finalizers)
         return await self._patch(obj, patch)
 
     async def release(self, obj: Mapping[str, Any]) -> None:
-        """Remove this controller's reference from the object.
+        """Remove this controller's reference (and the manager's ``finalizers``) from the object.
 
         NotFound (the object is gone) and Invalid (no such reference any more, or the UID
         precondition failed because the object was replaced) mean there is nothing to release.
@@ -277,12 +289,14 @@ class ControllerRefManager:
             controller_kind=self._kind[1],
             controller=_meta(self._controller).get("name"),
         )
-        patch = {
+        patch: dict[str, Any] = {
             "metadata": {
                 "ownerReferences": [{"$patch": "delete", "uid": self._uid}],
                 "uid": _meta(obj).get("uid"),
             }
         }
+        if self._finalizers:
+            patch["metadata"]["$deleteFromPrimitiveList/finalizers"] = list(self._finalizers)
         with contextlib.suppress(NotFound, Invalid):
             await self._patch(obj, patch)
 

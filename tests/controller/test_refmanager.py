@@ -374,6 +374,50 @@ async def test_adopting_a_replicaset_for_a_deployment_patches_replicasets() -> N
     assert get_controller_of(claimed)["uid"] == "dep-uid"  # type: ignore[index]
 
 
+# -- finalizers (upstream: PodControllerRefManager with finalizers, as the Job controller) -----
+
+TRACKING = "batch.kubernetes.io/job-tracking"
+
+
+@pytest.mark.parametrize(
+    ("case", "finalizers"),
+    [("no finalizers: the plain patches", ()), ("one finalizer", (TRACKING,))],
+)
+async def test_finalizers_ride_in_the_adopt_and_release_patches(
+    case: str, finalizers: tuple[str, ...]
+) -> None:
+    orphan = pod("orphan", finalizers=["example.com/keep"])
+    leaving = pod(
+        "leaving",
+        labels={"app": "other"},
+        owners=[controller_ref()],
+        finalizers=["example.com/keep", TRACKING],
+    )
+    client = FakeClient([orphan, leaving])
+    controller = replicaset()
+    manager = ControllerRefManager(
+        client,
+        controller,
+        selector_from_label_selector(controller["spec"]["selector"]),
+        ("apps/v1", "ReplicaSet"),
+        PODS,
+        finalizers=finalizers,
+    )
+    (claimed,) = await manager.claim([orphan, leaving])
+
+    adopt, release = adopt_patch(orphan), release_patch(leaving)
+    if finalizers:
+        adopt["metadata"]["finalizers"] = [TRACKING]
+        release["metadata"]["$deleteFromPrimitiveList/finalizers"] = [TRACKING]
+    assert patches(client) == [("orphan", adopt), ("leaving", release)], case
+    # The API server merges them: added to (removed from) the finalizers already there.
+    assert claimed["metadata"]["finalizers"] == ["example.com/keep", *finalizers]
+    released = await client.get(PODS, "leaving", namespace=NS)
+    assert not released["metadata"].get("ownerReferences")
+    expected_left = ["example.com/keep"] if finalizers else ["example.com/keep", TRACKING]
+    assert released["metadata"]["finalizers"] == expected_left
+
+
 # -- helpers --------------------------------------------------------------------------------
 
 
