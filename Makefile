@@ -71,11 +71,13 @@ run: venv assets
 # The default is what docs/benchmarks.md quotes; on the shared 2-core machine: decode + workqueue
 # ~6 min, informer at 1k, 10k and 50k pods 15-30 min, and the full rollout matrix (50x3,
 # 200x5 and 1000x1, at QPS 20 / burst 30 and unthrottled, 3 runs each) about 4-5 hours,
-# operator at 50 and 500 Websites, 3 runs each, ~15 min.
+# operator at 50 and 500 Websites, 3 runs each, ~15 min; jobs (KCM's job controller) at 20x10x5
+# and 100x4x2 (N Jobs x M completions x parallelism P), QPS 20 / burst 30 and unthrottled,
+# 3 runs each, ~35 min.
 # BENCH_QUICK=1: every suite small (~7 min), into $(BENCH_OUT) = /tmp/kcontrol-bench.
 # Choose suites and sizes with BENCH_SUITES="decode informer" and BENCH_<SUITE>_ARGS=...
 # (e.g. BENCH_ROLLOUT_ARGS="--sizes 50x3 --runs 3"); plots only: BENCH_SUITES= .
-BENCH_SUITES ?= decode workqueue informer rollout operator
+BENCH_SUITES ?= decode workqueue informer rollout operator jobs
 ifdef BENCH_QUICK
 BENCH_OUT ?= /tmp/kcontrol-bench
 BENCH_DECODE_ARGS ?= -n 2000 --rounds 3
@@ -83,6 +85,7 @@ BENCH_WORKQUEUE_ARGS ?= --items 50000 --runs 1
 BENCH_INFORMER_ARGS ?= --pods 1000,5000 --runs 1 --churn-seconds 5
 BENCH_ROLLOUT_ARGS ?= --sizes 20x2 --qps unthrottled --runs 1
 BENCH_OPERATOR_ARGS ?= --websites 20 --runs 1
+BENCH_JOBS_ARGS ?= --sizes 5x4x2 --qps unthrottled --runs 1
 else
 BENCH_OUT ?= bench/results
 BENCH_DECODE_ARGS ?=
@@ -90,6 +93,7 @@ BENCH_WORKQUEUE_ARGS ?=
 BENCH_INFORMER_ARGS ?= --pods 1000,10000,50000
 BENCH_ROLLOUT_ARGS ?= --sizes 50x3,200x5,1000x1 --qps 20:30,unthrottled --runs 3
 BENCH_OPERATOR_ARGS ?= --websites 50,500 --runs 3
+BENCH_JOBS_ARGS ?= --sizes 20x10x5,100x4x2 --qps 20:30,unthrottled --runs 3
 endif
 bench: venv bench-assets
 	mkdir -p $(BENCH_OUT)/tables
@@ -100,6 +104,7 @@ bench: venv bench-assets
 		informer) args="$(BENCH_INFORMER_ARGS)"; md=--write;; \
 		rollout) args="$(BENCH_ROLLOUT_ARGS)"; md=--out;; \
 		operator) args="$(BENCH_OPERATOR_ARGS)"; md=--out;; \
+		jobs) args="$(BENCH_JOBS_ARGS)"; md=--out;; \
 		*) echo "unknown suite $$suite"; exit 2;; \
 		esac; \
 		echo "== bench.$$suite $$args"; \

@@ -12,7 +12,11 @@ format) and writes PNGs into ``bench/results/plots/``.
 - ``operator.png``: the Website operator written with kcontrol and with kopf, both at their
   defaults on envtest: seconds until every Website converged, the operator's CPU-seconds and
   its API writes per Website, for each phase (create, image update, Deployments ready,
-  Deployments and Services deleted) and each number of Websites.
+  Deployments and Services deleted) and each number of Websites;
+- ``jobs.png``: kcontrol-manager's job controller against kube-controller-manager's on the
+  kwok cluster: seconds until every Job completed, the controller's CPU-seconds, its API
+  writes per Job and its peak RSS, for each workload (N Jobs x M completions, parallelism P)
+  and client limit, with issue 21's target for each (kcontrol at most that far above KCM).
 
 A suite whose results file is missing is skipped. Usage (from the repository root)::
 
@@ -41,7 +45,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # python bench/
 
 from bench._results import RESULTS_DIR, load_results
 
-__all__ = ["main", "plot_informer", "plot_operator", "plot_rollout"]
+__all__ = ["main", "plot_informer", "plot_jobs", "plot_operator", "plot_rollout"]
 
 # One colour per implementation across every plot: ours blue, the Go peer orange.
 STYLE: dict[str, dict[str, Any]] = {
@@ -335,6 +339,98 @@ def plot_operator(doc: dict[str, Any], out: Path) -> list[Path]:
     return [_save(fig, out / "operator.png")]
 
 
+JOBS_PANELS = (
+    ("wall_seconds", "seconds until every Job completed", "Time", 1.05),
+    ("cpu_seconds", "controller CPU-seconds (user + sys)", "CPU", 1.5),
+    ("writes_per_job", "controller's API writes per Job", "API writes", 1.0),
+    ("peak_rss_mb", "controller peak RSS (MB)", "Memory", 1.5),
+)
+"""The jobs plot's panels: result key, axis label, title, issue 21's target ratio."""
+
+
+def _limit_label(limit: str) -> str:
+    if limit == "unthrottled":
+        return "unthrottled"
+    qps, _, burst = limit.partition(":")
+    return f"QPS {qps} / burst {burst}"
+
+
+def plot_jobs(doc: dict[str, Any], out: Path) -> list[Path]:
+    points = doc["points"]
+    groups = list(dict.fromkeys((p["size"], p["client_limit"]) for p in points))
+    groups.sort(key=lambda g: (next(p["pods"] for p in points if p["size"] == g[0]), g[1]))
+    sides = [s for s in ("KCM", "kcontrol") if any(p["implementation"] == s for p in points)]
+    by = {(p["size"], p["client_limit"], p["implementation"]): p for p in points}
+    width = 0.8 / max(len(sides), 1)
+    fig, axes = plt.subplots(1, len(JOBS_PANELS), figsize=(15, 5.4))
+    for ax, (key, ylabel, title, target) in zip(axes, JOBS_PANELS, strict=True):
+        for i, side in enumerate(sides):
+            xs = [j + (i - (len(sides) - 1) / 2) * width for j in range(len(groups))]
+            ys = [(by.get((*g, side)) or {}).get(key) or 0.0 for g in groups]
+            label = "kcontrol-manager" if side == "kcontrol" else STYLE[side]["label"]
+            bars = ax.bar(xs, ys, width, color=STYLE[side]["color"], label=label)
+            ax.bar_label(bars, fmt="%.3g", fontsize=7, padding=1)
+        if "KCM" in sides and "kcontrol" in sides:
+            for j, g in enumerate(groups):
+                kcm, ours = by.get((*g, "KCM")), by.get((*g, "kcontrol"))
+                if not kcm or not ours or not kcm.get(key) or ours.get(key) is None:
+                    continue
+                x = j + width / 2
+                ax.hlines(
+                    kcm[key] * target,
+                    x - width / 2,
+                    x + width / 2,
+                    colors="black",
+                    linestyles="--",
+                    linewidth=1,
+                    label="issue 21's target: kcontrol at most here" if j == 0 else None,
+                )
+                ax.annotate(
+                    f"{ours[key] / kcm[key]:.2f}x",
+                    (j, 0),
+                    xytext=(0, -38),
+                    textcoords="offset points",
+                    ha="center",
+                    fontsize=8,
+                    color=STYLE["kcontrol"]["color"],
+                    annotation_clip=False,
+                )
+        ax.set_xticks(range(len(groups)))
+        ax.set_xticklabels([f"{size}\n{_limit_label(limit)}" for size, limit in groups], fontsize=8)
+        ax.set_ylabel(ylabel, fontsize=9)
+        ax.set_title(f"{title} (target <= {target:g}x)", fontsize=10)
+        ax.set_ylim(bottom=0, top=ax.get_ylim()[1] * 1.12)
+        ax.grid(True, axis="y", alpha=0.3)
+    handles, labels = axes[0].get_legend_handles_labels()
+    order = sorted(range(len(labels)), key=lambda i: labels[i].startswith("issue"))
+    fig.legend(
+        [handles[i] for i in order],
+        [labels[i] for i in order],
+        loc="upper center",
+        ncol=3,
+        fontsize=9,
+        bbox_to_anchor=(0.5, 0.94),
+    )
+    fig.suptitle(
+        "Job controller: kcontrol-manager against kube-controller-manager (kwok cluster), "
+        "N Jobs x M completions x parallelism P"
+    )
+    fig.tight_layout(rect=(0, 0.1, 1, 0.9))
+    runs = sorted({p["runs"] for p in points})
+    pod_seconds = doc["parameters"].get("pod_seconds")
+    caption = (
+        f"Medians of {runs[0]}{f'-{runs[-1]}' if runs[-1] != runs[0] else ''} runs per bar; "
+        "under each group, kcontrol's ratio to KCM; the dashed line is issue 21's target. "
+        "Each side runs only its job controller, as its own process, at the same client "
+        "limit; "
+        + (f"every pod runs {pod_seconds:g} s (kwok). " if pod_seconds else "")
+        + "Writes from the apiserver's audit log by user agent, events included "
+        "(details: bench/results/tables/jobs.md)."
+    )
+    _caption(fig, doc, caption)
+    return [_save(fig, out / "jobs.png")]
+
+
 def _save(fig: Figure, path: Path) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=110)
@@ -353,6 +449,7 @@ def main() -> None:
         ("informer", plot_informer),
         ("rollout", plot_rollout),
         ("operator", plot_operator),
+        ("jobs", plot_jobs),
     ):
         path = results / f"{suite}.json"
         if not path.exists():

@@ -1,0 +1,276 @@
+"""The jobs benchmark's tables (Markdown) and result points (bench/_results.py).
+
+Every figure is the median over a side's runs at one size and client limit; a ratio is
+kcontrol's median over KCM's ("-" when either side was not measured). Writes per Job are a
+run's writes by the controller / N.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import statistics
+from pathlib import Path
+from typing import Any
+
+from bench.jobs._audit import KCM, KCONTROL
+from bench.jobs._run import IMPLS, Run
+from bench.jobs._workload import Size
+from bench.rollout import Limit
+
+__all__ = [
+    "IMPL_NAMES",
+    "TARGETS",
+    "dump",
+    "load",
+    "medians",
+    "raw_table",
+    "report",
+    "results_points",
+]
+
+TARGETS = {"wall": 1.05, "writes": 1.0, "cpu": 1.5, "rss": 1.5}
+"""Issue 21's targets for the ratios kcontrol/KCM at equal client limits: at most these."""
+TARGET_NAMES = {
+    "wall": "time until all Jobs complete",
+    "writes": "API writes per Job",
+    "cpu": "controller CPU-seconds",
+    "rss": "peak RSS",
+}
+IMPL_NAMES = {KCM: "KCM", KCONTROL: "kcontrol"}
+"""Implementation names in the results file, as the tables and the plots name them."""
+
+
+def median(values: list[float]) -> float:
+    values = [v for v in values if not math.isnan(v)]
+    return statistics.median(values) if values else math.nan
+
+
+def ratio_value(a: float, b: float) -> float:
+    return math.nan if math.isnan(a) or math.isnan(b) or not b else a / b
+
+
+def ratio(a: float, b: float) -> str:
+    value = ratio_value(a, b)
+    return "-" if math.isnan(value) else f"{value:.2f}"
+
+
+def cell(value: float, digits: int = 2) -> str:
+    return "-" if math.isnan(value) else f"{value:.{digits}f}"
+
+
+def _size_key(label: str) -> tuple[int, int, int]:
+    size = Size.parse(label)
+    return size.jobs, size.completions, size.parallelism
+
+
+def groups(runs: list[Run]) -> dict[tuple[str, str], dict[str, list[Run]]]:
+    """Runs by (size, client limit), then by side; sizes in increasing order."""
+    out: dict[tuple[str, str], dict[str, list[Run]]] = {}
+    for r in sorted(runs, key=lambda r: _size_key(r.size)):
+        out.setdefault((r.size, r.limit), {}).setdefault(r.impl, []).append(r)
+    return out
+
+
+def medians(runs: list[Run]) -> dict[str, float]:
+    """One side's medians at one size and limit (NaN where it has no run)."""
+    n = Size.parse(runs[0].size).jobs if runs else 1
+    return {
+        "runs": float(len(runs)),
+        "completed": float(sum(r.completed for r in runs)),
+        "wall": median([r.wall for r in runs]),
+        "p50": median([r.p50 for r in runs]),
+        "cpu": median([r.cpu for r in runs]),
+        "plane": median([r.plane_cpu for r in runs]),
+        "writes": median([sum(r.writes.values()) / n for r in runs]),
+        "errors": median([sum(r.errors.values()) / n for r in runs]),
+        "rss": median([r.peak_rss_kb / 1024 for r in runs]),
+        "start_cpu": median([r.start_cpu for r in runs]),
+        "lag": median([r.lag for r in runs]),
+        "syncs": median([r.timings.get("sync_count", math.nan) for r in runs]),
+        "sync_ms": median([_mean_ms(r.timings, "sync") for r in runs]),
+        "wait_ms": median([_mean_ms(r.timings, "queue_wait") for r in runs]),
+    }
+
+
+def _mean_ms(timings: dict[str, float], name: str) -> float:
+    """Milliseconds per observation of a histogram in :attr:`Run.timings` (NaN: none)."""
+    count = timings.get(f"{name}_count", 0.0)
+    return 1000 * timings.get(f"{name}_sum", 0.0) / count if count else math.nan
+
+
+def report(runs: list[Run]) -> str:
+    """The findings: medians and ratios per size and limit, the targets, writes by key."""
+    out = ["## Medians (kcontrol/KCM ratios of the medians)\n"]
+    out.append(
+        "| N x M x P | client limit | runs KCM+kcontrol | KCM s | kcontrol s | ratio "
+        "| KCM CPU s | kcontrol CPU s | ratio | KCM writes/Job | kcontrol writes/Job | ratio "
+        "| KCM peak RSS MB | kcontrol peak RSS MB | ratio | apiserver+etcd CPU s KCM / kcontrol |"
+    )
+    out.append("|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
+    table = {key: {i: medians(by.get(i, [])) for i in IMPLS} for key, by in groups(runs).items()}
+    for (size, limit), m in table.items():
+        k, c = m[KCM], m[KCONTROL]
+        out.append(
+            f"| {size} | {limit} | {k['runs']:.0f}+{c['runs']:.0f} "
+            f"| {cell(k['wall'], 1)} | {cell(c['wall'], 1)} | {ratio(c['wall'], k['wall'])} "
+            f"| {cell(k['cpu'])} | {cell(c['cpu'])} | {ratio(c['cpu'], k['cpu'])} "
+            f"| {cell(k['writes'])} | {cell(c['writes'])} | {ratio(c['writes'], k['writes'])} "
+            f"| {cell(k['rss'], 0)} | {cell(c['rss'], 0)} | {ratio(c['rss'], k['rss'])} "
+            f"| {cell(k['plane'], 1)} / {cell(c['plane'], 1)} |"
+        )
+    out.append("")
+    out.append(
+        "## Issue 21's targets (kcontrol/KCM at equal client limits)\n\n"
+        + ", ".join(f"{TARGET_NAMES[t]} <= {v:g}x" for t, v in TARGETS.items())
+        + ".\n"
+    )
+    out.append("| N x M x P | client limit | " + " | ".join(TARGET_NAMES.values()) + " |")
+    out.append("|---|---|" + "---|" * len(TARGETS))
+    for (size, limit), m in table.items():
+        cells = []
+        for target, bound in TARGETS.items():
+            value = ratio_value(m[KCONTROL][target], m[KCM][target])
+            if math.isnan(value):
+                cells.append("-")
+            else:
+                cells.append(f"{value:.2f} ({'met' if value <= bound else 'missed'})")
+        out.append(f"| {size} | {limit} | " + " | ".join(cells) + " |")
+    out.append("")
+    out.append(
+        "p50: the median Job's finish time; lag: the controller's last write after the last "
+        "Job finished (events, mostly); syncs, mean sync and mean queue wait: the "
+        "controller's own `job_controller_job_sync_duration_seconds` and the `job` queue's "
+        "`workqueue_queue_duration_seconds` (medians over runs of each run's count or mean).\n"
+    )
+    out.append(
+        "| N x M x P | client limit | side | p50 Job s | lag s | start CPU s | Job syncs "
+        "| mean sync ms | mean queue wait ms |"
+    )
+    out.append("|---|---|---|--:|--:|--:|--:|--:|--:|")
+    for (size, limit), m in table.items():
+        for impl in IMPLS:
+            s = m[impl]
+            if s["runs"]:
+                out.append(
+                    f"| {size} | {limit} | {IMPL_NAMES[impl]} | {cell(s['p50'], 1)} "
+                    f"| {cell(s['lag'], 1)} | {cell(s['start_cpu'])} | {cell(s['syncs'], 0)} "
+                    f"| {cell(s['sync_ms'], 1)} | {cell(s['wait_ms'], 1)} |"
+                )
+    out.append("")
+
+    out.append("## The controllers' API writes per Job by verb and resource (medians)\n")
+    for (size, limit), by in groups(runs).items():
+        n = Size.parse(size).jobs
+        keys = sorted({k for rs in by.values() for r in rs for k in r.writes})
+        out.append(f"{size}, client limit {limit}:\n")
+        out.append("| verb resource | KCM | kcontrol |")
+        out.append("|---|--:|--:|")
+        for key in [*keys, "total", "non-2xx"]:
+            cells = []
+            for impl in IMPLS:
+                values = []
+                for r in by.get(impl, []):
+                    if key == "total":
+                        values.append(sum(r.writes.values()) / n)
+                    elif key == "non-2xx":
+                        values.append(sum(r.errors.values()) / n)
+                    else:
+                        values.append(r.writes.get(key, 0) / n)
+                cells.append(cell(median(values)))
+            out.append(f"| {key} | " + " | ".join(cells) + " |")
+        out.append("")
+    return "\n".join(out)
+
+
+def raw_table(runs: list[Run]) -> str:
+    out = [
+        "| N x M x P | limit | side | run | started UTC | load | wall s | p50 s | lag s | CPU s "
+        "| apiserver+etcd CPU s | writes | non-2xx | succeeded / failed pods | other writers "
+        "| all writers (metrics / audit) | peak RSS MB | start CPU s |",
+        "|---|---|---|--:|---|--:|--:|--:|--:|--:|--:|--:|---|---|---|---|--:|--:|",
+    ]
+    for r in runs:
+        others = ", ".join(f"{w} {c}" for w, c in sorted(r.others.items(), key=lambda x: -x[1]))
+        errors = ", ".join(f"{k} x{c}" for k, c in sorted(r.errors.items())) or "0"
+        out.append(
+            f"| {r.size} | {r.limit} | {r.impl} | {r.index} | {r.started} | {r.load:.2f} "
+            f"| {r.wall:.1f}{'' if r.completed else ' (TIMED OUT)'} | {r.p50:.1f} | {r.lag:.1f} "
+            f"| {r.cpu:.2f} | {r.plane_cpu:.1f} | {sum(r.writes.values())} | {errors} "
+            f"| {r.succeeded} / {r.failed} | {others} | {r.metric_writes} / {r.audit_writes} "
+            f"| {r.peak_rss_kb / 1024:.0f} | {r.start_cpu:.2f} |"
+        )
+    out.append("")
+    out.append(
+        "Requests the controller process's own client sent over its whole life (its "
+        "`rest_client_requests_total`, start-up included), and the events kcontrol's "
+        "recorder dropped (`kcontrol_events_dropped_total`; KCM has no such counter):"
+    )
+    out.append("")
+    out.append("| N x M x P | limit | side | run | requests by method | events dropped |")
+    out.append("|---|---|---|--:|---|--:|")
+    for r in runs:
+        if r.requests:
+            methods = ", ".join(f"{m} {c}" for m, c in sorted(r.requests.items()))
+            dropped = "-" if r.events_dropped < 0 else str(r.events_dropped)
+            out.append(f"| {r.size} | {r.limit} | {r.impl} | {r.index} | {methods} | {dropped} |")
+    notes = [f"{r.size} {r.limit} {r.impl} {r.index}: {r.note}" for r in runs if r.note]
+    if notes:
+        out += ["", "Notes: " + "; ".join(notes)]
+    return "\n".join(out)
+
+
+def results_points(runs: list[Run]) -> list[dict[str, Any]]:
+    """One point per (size, client limit, implementation): the medians over its runs."""
+    points = []
+    for (size, limit), by in groups(runs).items():
+        parsed, bound = Size.parse(size), Limit.parse(limit)
+        for impl in IMPLS:
+            rs = by.get(impl, [])
+            if not rs:
+                continue
+            m = medians(rs)
+            keys = sorted({k for r in rs for k in r.writes})
+            dropped = [float(r.events_dropped) for r in rs if r.events_dropped >= 0]
+            points.append(
+                {
+                    "implementation": IMPL_NAMES[impl],
+                    "size": size,
+                    "jobs": parsed.jobs,
+                    "completions": parsed.completions,
+                    "parallelism": parsed.parallelism,
+                    "pods": parsed.pods,
+                    "client_limit": limit,
+                    "qps": bound.qps,
+                    "burst": bound.burst if bound.qps is not None else None,
+                    "runs": len(rs),
+                    "completed_runs": sum(r.completed for r in rs),
+                    "wall_seconds": m["wall"],
+                    "p50_seconds": m["p50"],
+                    "lag_seconds": m["lag"],
+                    "cpu_seconds": m["cpu"],
+                    "apiserver_etcd_cpu_seconds": m["plane"],
+                    "writes_per_job": m["writes"],
+                    "writes_per_job_by_key": {
+                        k: median([r.writes.get(k, 0) / parsed.jobs for r in rs]) for k in keys
+                    },
+                    "non_2xx_per_job": m["errors"],
+                    "peak_rss_mb": m["rss"],
+                    "start_cpu_seconds": m["start_cpu"],
+                    "events_dropped": median(dropped) if dropped else None,
+                    "job_syncs": m["syncs"],
+                    "mean_sync_ms": m["sync_ms"],
+                    "mean_queue_wait_ms": m["wait_ms"],
+                }
+            )
+    return points
+
+
+def dump(path: str | Path, runs: list[Run]) -> None:
+    """The raw runs as JSON, for :func:`load`."""
+    Path(path).write_text(json.dumps([dataclasses.asdict(r) for r in runs], indent=1))
+
+
+def load(path: str | Path) -> list[Run]:
+    return [Run(**raw) for raw in json.loads(Path(path).read_text())]

@@ -1,0 +1,352 @@
+"""One run: a controller manager with only its job controller, N Jobs, until all complete.
+
+The cluster, the controller processes and the measurements are bench/rollout.py's
+(``ControllerProcess``, ``Limit``, ``scrape_writes``, ``read_audit``), with the controller
+list set to ``job-controller`` on both sides.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime
+import shutil
+import statistics
+import tempfile
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+
+from bench._process import load_average, proc_cpu, proc_status_kb
+from bench.jobs._audit import JOB_CONTROLLER, KCM, KCONTROL, WriterTail, writes_between
+from bench.jobs._workload import Size, finished, job, job_names, node_count, succeeded_failed
+from bench.rollout import (
+    _LABEL,
+    AUDIT_POLICY,
+    ControllerProcess,
+    Limit,
+    read_audit,
+    scrape_writes,
+)
+from kcontrol.client import JOBS, NAMESPACES, ApiClient, load_config
+from kcontrol.errors import NotFound
+from kcontrol.informers import SharedInformerFactory
+from kcontrol.testing.cluster import WITHOUT_WORKLOAD_CONTROLLERS, Cluster
+
+__all__ = [
+    "CLUSTER_CONTROLLERS",
+    "IMPLS",
+    "Run",
+    "controller_argv",
+    "controller_timings",
+    "describe",
+    "run_size",
+    "side_order",
+]
+
+IMPLS = (KCM, KCONTROL)
+BENCH_USER_AGENT = "kcontrol-bench-jobs"
+CLUSTER_CONTROLLERS = (*WITHOUT_WORKLOAD_CONTROLLERS, f"-{JOB_CONTROLLER}")
+"""The cluster's own kube-controller-manager: everything but the workload controllers and
+the job controller (garbage collector, namespace, service-account controllers keep running)."""
+CREATE_CONCURRENCY = 16
+SETTLE_SECONDS = 2.0
+QUIET_SECONDS = 2.0
+QUIET_TIMEOUT = 300.0
+POLL_SECONDS = 0.1
+
+
+@dataclass
+class Run:
+    size: str  # "20x10x5"
+    limit: str  # "20:30" or "unthrottled"
+    impl: str  # kcm or kcontrol
+    index: int
+    started: str  # UTC, HH:MM:SS
+    load: float  # 1-minute load average at the start
+    start_cpu: float = 0.0  # the controller process's CPU-seconds up to the first write
+    peak_rss_kb: int = 0  # VmHWM, read just before stopping it
+    wall: float = 0.0  # first Job POSTed -> every Job seen finished
+    p50: float = 0.0  # the median Job's own finish time (from the same start)
+    completed: bool = True  # every Job finished before the timeout
+    lag: float = 0.0  # from the last Job finished to the controller's last write
+    cpu: float = 0.0  # the controller's CPU-seconds, first write -> quiet tail's end
+    plane_cpu: float = 0.0  # kube-apiserver + etcd over the same window
+    writes: dict[str, int] = field(default_factory=dict)  # the controller's, by key
+    errors: dict[str, int] = field(default_factory=dict)  # its non-2xx answers, by key:code
+    others: dict[str, int] = field(default_factory=dict)  # every other writer, by writer
+    metric_writes: int = 0  # apiserver_request_total, every writer (a check of the audit)
+    audit_writes: int = 0  # the audit log, every writer, same window
+    succeeded: int = 0  # sum of the Jobs' status.succeeded at the end
+    failed: int = 0  # and of status.failed
+    jobs_failed: int = 0  # Jobs that ended Failed rather than Complete
+    requests: dict[str, int] = field(default_factory=dict)  # its own client, by method
+    events_dropped: int = -1  # kcontrol_events_dropped_total (kcontrol only)
+    timings: dict[str, float] = field(default_factory=dict)  # see controller_timings
+    note: str = ""
+
+
+TIMED_HISTOGRAMS = {
+    "job_controller_job_sync_duration_seconds": "sync",
+    "workqueue_queue_duration_seconds": "queue_wait",
+    "workqueue_work_duration_seconds": "work",
+}
+"""Histograms both managers export under upstream's names (the workqueue ones for the queue
+named ``job``), as keys of :attr:`Run.timings`."""
+
+
+def controller_timings(text: str) -> dict[str, float]:
+    """From a controller's ``/metrics`` text: how many Job syncs it ran and how long they took
+    (``sync_count``, ``sync_sum``: ``job_controller_job_sync_duration_seconds``), how long
+    keys of the ``job`` queue waited to be picked up (``queue_wait_*``) and were worked on
+    (``work_*``), sums in seconds; and how many syncs were put off because the informers had
+    not yet seen the controller's own writes (``stale_skips``:
+    ``job_controller_stale_sync_skips_total``, where the manager exports it); over the
+    process's life."""
+    timings: dict[str, float] = {}
+    for line in text.splitlines():
+        if line.startswith("#") or not line.strip():
+            continue
+        series, _, value = line.rpartition(" ")
+        name, _, labels = series.partition("{")
+        if name.endswith("stale_sync_skips_total") and name.startswith("job_controller"):
+            timings["stale_skips"] = timings.get("stale_skips", 0.0) + float(value)
+            continue
+        for suffix in ("_count", "_sum"):
+            base = name.removesuffix(suffix)
+            if base == name or base not in TIMED_HISTOGRAMS:
+                continue
+            if base.startswith("workqueue_") and dict(_LABEL.findall(labels)).get("name") != "job":
+                continue
+            key = f"{TIMED_HISTOGRAMS[base]}{suffix}"
+            timings[key] = timings.get(key, 0.0) + float(value)
+    return timings
+
+
+def side_order(index: int) -> tuple[str, ...]:
+    """The sides of run ``index`` in turn: KCM first in even runs, kcontrol first in odd
+    ones (A B B A ...), so neither always runs on the warmer cluster."""
+    return IMPLS if index % 2 == 0 else IMPLS[::-1]
+
+
+def controller_argv(argv: list[str]) -> list[str]:
+    """bench/rollout.py's controller command line with ``--controllers=job-controller``."""
+    return [
+        f"--controllers={JOB_CONTROLLER}" if arg.startswith("--controllers=") else arg
+        for arg in argv
+    ]
+
+
+class Bench:
+    def __init__(self, cluster: Cluster, audit_log: Path, directory: Path, args: Any) -> None:
+        self.cluster = cluster
+        self.audit_log = audit_log
+        self.directory = directory
+        self.args = args
+        self.apiserver_pid = cluster._apiserver.popen.pid  # type: ignore[union-attr]
+        self.etcd_pid = cluster._etcd.popen.pid  # type: ignore[union-attr]
+
+    def plane_cpu(self) -> float:
+        return proc_cpu(self.apiserver_pid) + proc_cpu(self.etcd_pid)
+
+    async def run(self, size: Size, limit: Limit, impl: str, index: int) -> Run:
+        tag = f"{size.label}-{limit.label.replace(':', '-')}-{impl}-{index}"
+        namespace = f"jobs-{tag}".replace(".", "-")
+        result = Run(
+            size=size.label,
+            limit=limit.label,
+            impl=impl,
+            index=index,
+            started=datetime.datetime.now(datetime.UTC).strftime("%H:%M:%S"),
+            load=load_average(),
+        )
+        config = await load_config(kubeconfig=str(self.cluster.kubeconfig_path))
+        connector = aiohttp.TCPConnector(ssl=self.cluster.ssl_context())
+        headers = {"Authorization": f"Bearer {self.cluster.token()}"}
+        async with (
+            ApiClient(config, qps=0, user_agent=BENCH_USER_AGENT) as client,
+            aiohttp.ClientSession(connector=connector, headers=headers) as metrics,
+        ):
+            await client.create(NAMESPACES, {"metadata": {"name": namespace}})
+            await self.cluster.wait_for_service_account(namespace)
+            controller = ControllerProcess(impl, self.cluster, limit, self.directory, tag)
+            controller.argv = controller_argv(controller.argv)
+            await controller.start()
+            try:
+                await asyncio.sleep(SETTLE_SECONDS)
+                result.start_cpu = proc_cpu(controller.pid)
+                await self._measure(size, namespace, client, metrics, controller, result)
+                result.peak_rss_kb = proc_status_kb(controller.pid, "VmHWM:")
+                await self._controller_metrics(controller, result)
+            finally:
+                controller.stop()
+            await client.delete(NAMESPACES, namespace)
+            await self._wait_gone(client, namespace)
+        return result
+
+    async def _measure(
+        self,
+        size: Size,
+        namespace: str,
+        client: ApiClient,
+        metrics: aiohttp.ClientSession,
+        controller: ControllerProcess,
+        result: Run,
+    ) -> None:
+        names = job_names(size)
+        factory = SharedInformerFactory(client, namespace=namespace)
+        lister = factory.for_resource(JOBS).lister()
+        semaphore = asyncio.Semaphore(CREATE_CONCURRENCY)
+        audit_start = self.audit_log.stat().st_size
+        tail = WriterTail(self.audit_log, audit_start, result.impl)
+
+        async def create(name: str) -> None:
+            async with semaphore:
+                await client.create(
+                    JOBS, job(name, size, self.args.pod_seconds), namespace=namespace
+                )
+
+        async def wait_finished(start: float) -> tuple[float, float, bool]:
+            done: dict[str, float] = {}
+            deadline = time.monotonic() + self.args.timeout
+            while len(done) < len(names):
+                now = time.monotonic()
+                for obj in lister.list(namespace):
+                    name = obj["metadata"]["name"]
+                    if name not in done and finished(obj):
+                        done[name] = now - start
+                if now > deadline:
+                    return now - start, statistics.median(done.values() or [0.0]), False
+                await asyncio.sleep(POLL_SECONDS)
+            return max(done.values()), statistics.median(done.values()), True
+
+        async with asyncio.TaskGroup() as tasks:
+            informer_task = tasks.create_task(factory.run())
+            await factory.wait_for_cache_sync()
+            before = await scrape_writes(metrics, self.cluster.host)
+            t0, cpu0, plane0 = time.time(), proc_cpu(controller.pid), self.plane_cpu()
+            start = time.monotonic()
+            await asyncio.gather(*(create(name) for name in names))
+            result.wall, result.p50, result.completed = await wait_finished(start)
+            completed_at = time.time()
+            last_write = await tail.wait_quiet(QUIET_SECONDS, QUIET_TIMEOUT)
+            result.lag = max(0.0, last_write - completed_at)
+            after = await scrape_writes(metrics, self.cluster.host)
+            t1, cpu1, plane1 = time.time(), proc_cpu(controller.pid), self.plane_cpu()
+            for obj in lister.list(namespace):
+                succeeded, failed = succeeded_failed(obj)
+                result.succeeded += succeeded
+                result.failed += failed
+                result.jobs_failed += finished(obj) == "Failed"
+            informer_task.cancel()
+        if not result.completed:
+            result.note += f"timed out after {result.wall:.0f} s; "
+        if result.succeeded != size.pods or result.failed:
+            result.note += f"succeeded {result.succeeded} of {size.pods}, failed {result.failed}; "
+
+        result.cpu = cpu1 - cpu0
+        result.plane_cpu = plane1 - plane0
+        result.metric_writes = sum((after - before).values())
+        audit = read_audit(self.audit_log, audit_start, self.audit_log.stat().st_size)
+        window = writes_between(audit, result.impl, t0, t1)
+        result.writes = dict(window.writes)
+        result.errors = dict(window.errors)
+        result.others = dict(window.others)
+        result.audit_writes = window.total
+
+    async def _controller_metrics(self, controller: ControllerProcess, result: Run) -> None:
+        """The controller's own ``rest_client_requests_total`` by method (its whole life,
+        start-up included) and, for kcontrol, the events its recorder dropped."""
+        connector = aiohttp.TCPConnector(ssl=False)  # KCM's self-signed serving certificate
+        headers = {"Authorization": f"Bearer {self.cluster.token()}"}
+        async with (
+            aiohttp.ClientSession(connector=connector, headers=headers) as session,
+            session.get(controller.metrics_url) as response,
+        ):
+            text = await response.text()
+        requests: Counter[str] = Counter()
+        if controller.impl == KCONTROL:
+            result.events_dropped = 0
+        for line in text.splitlines():
+            name, _, rest = line.partition("{")
+            if name not in ("rest_client_requests_total", "kcontrol_events_dropped_total"):
+                continue
+            labels, _, value = rest.rpartition("} ")
+            if name == "kcontrol_events_dropped_total":
+                result.events_dropped += int(float(value))
+            else:
+                method = dict(_LABEL.findall(labels)).get("method", "?")
+                requests[method] += int(float(value))
+        result.requests = dict(requests)
+        result.timings = controller_timings(text)
+
+    async def _wait_gone(self, client: ApiClient, namespace: str) -> None:
+        deadline = time.monotonic() + self.args.timeout
+        while time.monotonic() < deadline:
+            try:
+                await client.get(NAMESPACES, namespace)
+            except NotFound:
+                return
+            await asyncio.sleep(0.5)
+        raise RuntimeError(f"namespace {namespace} not gone in {self.args.timeout} s")
+
+
+def describe(run: Run) -> str:
+    """One line of progress for a run."""
+    writes = sum(run.writes.values())
+    return (
+        f"{run.size} {run.limit:>11} {run.impl:>8} run {run.index}: {run.wall:.1f}s "
+        f"(p50 {run.p50:.1f}s) cpu {run.cpu:.2f}s writes {writes} "
+        f"rss {run.peak_rss_kb / 1024:.0f}MB load {run.load:.2f} {run.note}"
+    )
+
+
+async def run_size(
+    size: Size, limits: list[Limit], args: Any, results: list[Run], on_run: Any = None
+) -> None:
+    """Start a cluster for ``size``, warm it up, then ``args.runs`` runs per limit and side;
+    each finished run is appended to ``results`` (and passed to ``on_run``)."""
+    directory = Path(tempfile.mkdtemp(prefix="kcontrol-jobs-"))
+    policy = directory / "audit-policy.yaml"
+    policy.write_text(AUDIT_POLICY)
+    audit_log = directory / "audit.log"
+    nodes = node_count(size)
+    cluster = Cluster(
+        nodes=nodes,
+        pod_ready_delay=args.pod_ready_delay,
+        controllers=CLUSTER_CONTROLLERS,
+        extra_apiserver_args=[
+            f"--audit-policy-file={policy}",
+            f"--audit-log-path={audit_log}",
+            "--audit-log-format=json",
+            "--audit-log-maxsize=0",
+        ],
+    )
+    print(f"# {size.label}: starting a cluster with {nodes} kwok nodes ({directory})", flush=True)
+    async with cluster:
+        bench = Bench(cluster, audit_log, directory, args)
+        # A fresh apiserver, etcd and kwok are slower on their first Jobs: one small
+        # unrecorded round with each side first, so neither run 0 pays for it.
+        warmup = Size(min(size.jobs, 5), size.completions, size.parallelism)
+        for impl in IMPLS:
+            await bench.run(warmup, limits[0], impl, -1)
+        print(f"# {size.label}: warmed up ({warmup.label} with each side)", flush=True)
+        for limit in limits:
+            for index in range(args.runs):
+                for impl in side_order(index):
+                    t0 = time.monotonic()
+                    run = await bench.run(size, limit, impl, index)
+                    results.append(run)
+                    if on_run is not None:
+                        on_run(run)
+                    print(
+                        describe(run) + f" ({time.monotonic() - t0:.0f}s with teardown)",
+                        flush=True,
+                    )
+    if not args.keep_logs:
+        shutil.rmtree(directory, ignore_errors=True)
+    else:
+        print(f"# logs kept in {directory}", flush=True)
