@@ -73,7 +73,7 @@ run: venv assets
 # 200x5 and 1000x1, at QPS 20 / burst 30 and unthrottled, 3 runs each) about 4-5 hours,
 # operator at 50 and 500 Websites, 3 runs each, ~15 min; jobs (KCM's job controller) at 20x10x5
 # and 100x4x2 (N Jobs x M completions x parallelism P), QPS 20 / burst 30 and unthrottled,
-# 3 runs each, ~35 min.
+# 3 runs each, ~25 min.
 # BENCH_QUICK=1: every suite small (~7 min), into $(BENCH_OUT) = /tmp/kcontrol-bench.
 # Choose suites and sizes with BENCH_SUITES="decode informer" and BENCH_<SUITE>_ARGS=...
 # (e.g. BENCH_ROLLOUT_ARGS="--sizes 50x3 --runs 3"); plots only: BENCH_SUITES= .

@@ -135,7 +135,9 @@ def report(runs: list[Run]) -> str:
             if math.isnan(value):
                 cells.append("-")
             else:
-                cells.append(f"{value:.2f} ({'met' if value <= bound else 'missed'})")
+                # a third decimal where two would hide which side of the target it is on
+                digits = 3 if (round(value, 2) <= bound) != (value <= bound) else 2
+                cells.append(f"{value:.{digits}f} ({'met' if value <= bound else 'missed'})")
         out.append(f"| {size} | {limit} | " + " | ".join(cells) + " |")
     out.append("")
     out.append(

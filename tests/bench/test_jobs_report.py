@@ -135,3 +135,8 @@ def test_sync_timings() -> None:
     point = results_points(timed)[0]
     assert (point["job_syncs"], point["mean_sync_ms"]) == (20.0, 50.0)
     assert math.isnan(medians(RUNS)["sync_ms"])  # runs without the controller's metrics
+
+
+def test_target_shows_a_third_decimal_when_rounding_hides_a_miss() -> None:
+    runs = [run("kcm", 0, 20.0, 200), run("kcontrol", 0, 21.02, 200)]  # 1.051x
+    assert "| 10x4x2 | 20:30 | 1.051 (missed) | 1.00 (met) |" in report(runs)
