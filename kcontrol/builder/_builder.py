@@ -81,15 +81,12 @@ class _Watch:
     metadata_only: bool = False
 
     def informer(self, ctx: ControllerContext) -> SharedIndexInformer:
-        kwargs: dict[str, Any] = {}
-        if self.metadata_only:
-            kwargs["metadata_only"] = True
         return ctx.informers.for_resource(
             self.resource,
             namespace=self.namespace,
             label_selector=self.label_selector,
             field_selector=self.field_selector,
-            **kwargs,
+            metadata_only=self.metadata_only,
         )
 
 
