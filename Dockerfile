@@ -23,8 +23,9 @@ COPY kcontrol ./kcontrol
 COPY controllers ./controllers
 # --only-binary: a dependency without a wheel fails the build here rather than needing a
 # compiler (kcontrol itself, the source tree, is still built into a wheel by hatchling; the
-# wheel installs controllers/ as the package kcontrol_controllers).
-RUN /opt/kcontrol/bin/pip install --only-binary=:all: . \
+# wheel installs controllers/ as the package kcontrol_controllers). The uvloop extra: the
+# manager runs on uvloop's event loop, which spends less CPU per API request.
+RUN /opt/kcontrol/bin/pip install --only-binary=:all: '.[uvloop]' \
     && /opt/kcontrol/bin/kcontrol-manager --version
 
 FROM python:3.11-slim

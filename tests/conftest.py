@@ -9,11 +9,12 @@ import gc
 import inspect
 import os
 import uuid
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from typing import Any
 
 import aiohttp
 import pytest
+import uvloop
 from hypothesis import HealthCheck, settings
 
 from kcontrol.testing.cluster import Cluster
@@ -34,6 +35,16 @@ settings.register_profile(
 )
 settings.register_profile("dev", deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+
+def pytest_asyncio_loop_factories(
+    config: pytest.Config, item: pytest.Item
+) -> Mapping[str, Callable[[], asyncio.AbstractEventLoop]]:
+    """Async tests run on asyncio's own loop; those marked ``both_loops`` also on uvloop's,
+    which kcontrol-manager runs on when it is installed (``--event-loop``)."""
+    if item.get_closest_marker("both_loops") is not None:
+        return {"asyncio": asyncio.new_event_loop, "uvloop": uvloop.new_event_loop}
+    return {"asyncio": asyncio.new_event_loop}
 
 
 @pytest.fixture(scope="session")

@@ -46,6 +46,7 @@ import socket
 import ssl
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
+from typing import cast
 
 from aiohttp import web
 from aiohttp.typedefs import Handler
@@ -142,8 +143,9 @@ class _Connection(asyncio.Protocol):
     # -- asyncio.Protocol: the transport's side ---------------------------------------------
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, asyncio.Transport)
-        self.transport = transport
+        # A stream transport, though not necessarily a subclass of asyncio.Transport
+        # (uvloop's are not).
+        self.transport = cast(asyncio.Transport, transport)
         self.socket = None
         self._protocol = self._listener.opened(self, transport)
         self._enter(_State.HEADER)

@@ -12,7 +12,6 @@ reason in its message (the event), not as a field: it is the one line an operato
 
 from __future__ import annotations
 
-import asyncio
 import sys
 from collections.abc import Sequence
 
@@ -21,7 +20,7 @@ from kcontrol import logging as kcontrol_logging
 from kcontrol.logging import get_logger
 from kcontrol.manager._manager import COMPONENT, Manager, new_metrics_registry
 from kcontrol.manager._options import OptionsError, parse_args
-from kcontrol.manager._process import EXIT_OK, EXIT_USAGE, serve
+from kcontrol.manager._process import EXIT_OK, EXIT_USAGE, run_on_loop, serve
 from kcontrol.manager._registry import ControllerRegistry
 
 __all__ = ["main", "new_metrics_registry"]
@@ -57,4 +56,5 @@ def main(
         print(f"{COMPONENT}: {error}", file=sys.stderr)
         return EXIT_USAGE
     kcontrol_logging.configure(log_format=options.log_format, verbosity=options.verbosity)
-    return asyncio.run(serve(Manager(options, controllers, registry=new_metrics_registry())))
+    manager = Manager(options, controllers, registry=new_metrics_registry())
+    return run_on_loop(serve(manager), options.event_loop)

@@ -19,6 +19,7 @@ kcontrol's additions and differences, all documented in ``--help``:
   authentication, an opt-in for local runs, on ``--metrics-bind-address`` (default
   ``127.0.0.1``: ``--bind-address`` is the secure port's only).
 - ``--log-format`` ``json`` (default) or ``console``.
+- ``--event-loop`` ``auto`` (default: uvloop when it is installed), ``uvloop`` or ``asyncio``.
 - ``--leader-elect-identity``: the holder identity (default ``<hostname>_<uuid>``, as upstream).
 """
 
@@ -26,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import importlib.util
 import ipaddress
 import re
 import textwrap
@@ -48,6 +50,7 @@ __all__ = [
     "DEFAULT_LEASE_NAME",
     "DEFAULT_LEASE_NAMESPACE",
     "DEFAULT_SECURE_PORT",
+    "EVENT_LOOPS",
     "ControllerFlag",
     "ManagerOptions",
     "OptionsError",
@@ -195,6 +198,15 @@ def resolve_controller_flags(
     return values
 
 
+EVENT_LOOPS = ("auto", "uvloop", "asyncio")
+"""``--event-loop``'s values: ``auto`` runs uvloop when it is importable, else asyncio's own."""
+
+
+def uvloop_installed() -> bool:
+    """True when uvloop can be imported (``pip install 'kcontrol[uvloop]'``)."""
+    return importlib.util.find_spec("uvloop") is not None
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ManagerOptions:
     """The parsed flags. Durations are seconds.
@@ -238,6 +250,9 @@ class ManagerOptions:
     metrics_bind_address: str = "127.0.0.1"
     verbosity: int = 0
     log_format: LogFormat = "json"
+    event_loop: str = "auto"
+    """The event loop ``main()`` runs on (:data:`EVENT_LOOPS`); the library itself runs on
+    any asyncio loop."""
     namespace: str | None = None
     """Watch and cache only this namespace's objects of namespaced resources (an operator
     with a Role rather than a ClusterRole); ``None``: every namespace."""
@@ -292,6 +307,15 @@ class ManagerOptions:
                 raise OptionsError(f"{flag} {port} is not a port number")
         if self.secure_port and self.secure_port == self.metrics_port:
             raise OptionsError("--secure-port and --metrics-port must differ")
+        if self.event_loop not in EVENT_LOOPS:
+            raise OptionsError(
+                f"--event-loop: unknown event loop {self.event_loop!r} "
+                f"(possible values: {', '.join(EVENT_LOOPS)})"
+            )
+        if self.event_loop == "uvloop" and not uvloop_installed():
+            raise OptionsError(
+                "--event-loop=uvloop: uvloop is not installed (pip install 'kcontrol[uvloop]')"
+            )
         if bool(self.tls_cert_file) != bool(self.tls_private_key_file):
             raise OptionsError("--tls-cert-file and --tls-private-key-file go together")
         if self.tls_min_version not in TLS_VERSIONS:
@@ -629,6 +653,15 @@ def build_parser(
         choices=LOG_FORMATS,
     )
     general = parser.add_argument_group("Global flags")
+    _add(
+        general,
+        "event-loop",
+        _STRING,
+        defaults.event_loop,
+        "The asyncio event loop: auto (uvloop when installed, else asyncio's own), uvloop or "
+        "asyncio. uvloop spends less CPU per request.",
+        choices=EVENT_LOOPS,
+    )
     general.add_argument("-h", "--help", action="help", help="Print this help and exit.")
     general.add_argument("--version", action="store_true", help="Print the version and exit.")
     return parser
@@ -911,5 +944,6 @@ def parse_args(
         metrics_bind_address=namespace.metrics_bind_address,
         verbosity=namespace.verbosity,
         log_format=namespace.log_format,
+        event_loop=namespace.event_loop,
     )
     return options, bool(namespace.version)

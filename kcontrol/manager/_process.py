@@ -13,8 +13,8 @@ from __future__ import annotations
 import asyncio
 import signal
 import sys
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Coroutine, Sequence
+from typing import TYPE_CHECKING, Any
 
 import kcontrol
 from kcontrol import logging as kcontrol_logging
@@ -22,12 +22,12 @@ from kcontrol.client import ConfigError
 from kcontrol.errors import ApiServerNotHealthy, KcontrolError
 from kcontrol.leaderelection import LeadershipLost
 from kcontrol.logging import get_logger
-from kcontrol.manager._options import OptionsError, parse_args
+from kcontrol.manager._options import OptionsError, parse_args, uvloop_installed
 
 if TYPE_CHECKING:
     from kcontrol.manager._manager import Manager
 
-__all__ = ["EXIT_FAILED", "EXIT_OK", "EXIT_USAGE", "run_manager", "serve"]
+__all__ = ["EXIT_FAILED", "EXIT_OK", "EXIT_USAGE", "run_manager", "run_on_loop", "serve"]
 
 _log = get_logger(__name__)
 
@@ -62,7 +62,20 @@ def run_manager(manager: Manager, argv: Sequence[str] | None = None) -> int:
     kcontrol_logging.configure_unless_configured(
         log_format=options.log_format, verbosity=options.verbosity
     )
-    return asyncio.run(serve(manager))
+    return run_on_loop(serve(manager), options.event_loop)
+
+
+def run_on_loop(main: Coroutine[Any, Any, int], event_loop: str) -> int:
+    """``asyncio.run(main)`` on the loop ``--event-loop`` names: uvloop's for ``uvloop``, and
+    for ``auto`` when uvloop is importable; asyncio's own otherwise. The choice is logged."""
+    loop_factory: Callable[[], asyncio.AbstractEventLoop] | None = None
+    if event_loop == "uvloop" or (event_loop == "auto" and uvloop_installed()):
+        import uvloop  # noqa: PLC0415 - an optional dependency, imported when chosen
+
+        loop_factory = uvloop.new_event_loop
+    _log.info("event loop", loop="uvloop" if loop_factory is not None else "asyncio")
+    with asyncio.Runner(loop_factory=loop_factory) as runner:
+        return runner.run(main)
 
 
 async def serve(manager: Manager) -> int:

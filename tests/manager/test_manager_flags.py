@@ -5,6 +5,7 @@ for bad input."""
 
 from __future__ import annotations
 
+import asyncio
 import re
 import subprocess
 import sys
@@ -22,6 +23,8 @@ from kcontrol.manager import (
     ControllerSpec,
     ManagerOptions,
     OptionsError,
+    _options,
+    _process,
     controller_enabled,
     main,
     parse_args,
@@ -95,6 +98,7 @@ def test_defaults_are_kube_controller_managers() -> None:
     assert options.metrics_port == 0, "plain HTTP only when asked for"
     assert (options.verbosity, options.log_format) == (0, "json")
     assert options.kubeconfig is None and options.master is None
+    assert options.event_loop == "auto", "uvloop when installed, asyncio's own loop otherwise"
 
 
 @pytest.mark.parametrize(
@@ -155,6 +159,8 @@ def test_defaults_are_kube_controller_managers() -> None:
         pytest.param(["-v=2"], {"verbosity": 2}, id="v-short-equals"),
         pytest.param(["--v=5"], {"verbosity": 5}, id="v-long"),
         pytest.param(["--log-format=console"], {"log_format": "console"}, id="console"),
+        pytest.param(["--event-loop=asyncio"], {"event_loop": "asyncio"}, id="asyncio-loop"),
+        pytest.param(["--event-loop", "uvloop"], {"event_loop": "uvloop"}, id="uvloop"),
     ],
 )
 def test_flags(argv: list[str], expected: dict[str, Any]) -> None:
@@ -171,6 +177,7 @@ def test_flags(argv: list[str], expected: dict[str, Any]) -> None:
         pytest.param(["--leader-elect=maybe"], id="bad-bool"),
         pytest.param(["--leader-elect-lease-duration=15"], id="duration-without-unit"),
         pytest.param(["--log-format=xml"], id="bad-format"),
+        pytest.param(["--event-loop=trio"], id="bad-event-loop"),
         pytest.param(["--kube-api-burst=many"], id="bad-int"),
         pytest.param(["--leader-elect-resource-lock=configmaps"], id="lock-kind"),
         pytest.param(["--no-such-flag"], id="unknown-flag"),
@@ -209,6 +216,35 @@ def test_inconsistent_flags_exit_2_with_a_reason(
 ) -> None:
     assert main(argv, registry=ControllerRegistry([SPEC])) == 2
     assert message in capsys.readouterr().err
+
+
+def test_uvloop_asked_for_but_not_installed_exits_2(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr(_options, "uvloop_installed", lambda: False)
+    assert main(["--event-loop=uvloop"], registry=ControllerRegistry([SPEC])) == 2
+    assert "uvloop is not installed" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("choice", "installed", "loop_module"),
+    [
+        pytest.param("auto", True, "uvloop", id="auto-installed"),
+        pytest.param("auto", False, "asyncio", id="auto-not-installed"),
+        pytest.param("asyncio", True, "asyncio", id="asyncio-though-installed"),
+        pytest.param("uvloop", True, "uvloop", id="uvloop"),
+    ],
+)
+def test_the_manager_runs_on_the_chosen_loop(
+    choice: str, installed: bool, loop_module: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(_process, "uvloop_installed", lambda: installed)
+
+    async def loop_of_main() -> int:
+        module = type(asyncio.get_running_loop()).__module__
+        return 1 if module.startswith(loop_module) else 0
+
+    assert _process.run_on_loop(loop_of_main(), choice) == 1
 
 
 def test_lease_durations_are_not_checked_without_leader_election() -> None:

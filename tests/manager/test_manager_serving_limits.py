@@ -33,6 +33,9 @@ from tests.manager.secure_helpers import (
 )
 
 SCHEMES = pytest.mark.parametrize("scheme", ["http", "https"])
+# kcontrol-manager runs on uvloop when installed, whose transports are not asyncio's classes.
+pytestmark = pytest.mark.both_loops
+
 HALF_A_HEADER = b"GET /healthz HTTP/1.1\r\nHost: localhost\r\nX-Slow: "
 WITHIN = 20.0  # seconds a closing may take here, timeouts being well under a second
 
