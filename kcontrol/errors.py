@@ -48,7 +48,9 @@ __all__ = [
     "Unauthorized",
     "WriteRefused",
     "api_error_from_status",
+    "error_message",
     "has_status_cause",
+    "is_namespace_terminating",
     "is_resource_expired",
 ]
 
@@ -382,6 +384,20 @@ def api_error_from_status(
 NAMESPACE_TERMINATING_CAUSE = "NamespaceTerminating"
 """The cause the apiserver gives for a write refused because the namespace is being deleted
 (``v1.NamespaceTerminatingCause``): controllers drop the key instead of retrying."""
+
+
+def error_message(error: BaseException) -> str:
+    """The text Go's ``err.Error()`` gives for ``error``: an :class:`ApiError`'s ``Status``
+    message, otherwise ``str(error)`` - what upstream's events and conditions quote."""
+    if isinstance(error, ApiError) and error.message:
+        return error.message
+    return str(error)
+
+
+def is_namespace_terminating(error: BaseException) -> bool:
+    """Whether the API server refused a create because the namespace is being deleted (a
+    cause of type :data:`NAMESPACE_TERMINATING_CAUSE`): controllers record no event for it."""
+    return has_status_cause(error, NAMESPACE_TERMINATING_CAUSE)
 
 
 def has_status_cause(error: BaseException, cause_type: str) -> bool:

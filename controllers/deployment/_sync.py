@@ -20,6 +20,7 @@ from kcontrol.errors import (
     AlreadyExists,
     ApiError,
     NotFound,
+    error_message,
     has_status_cause,
 )
 from kcontrol.events import EVENT_TYPE_NORMAL, EVENT_TYPE_WARNING
@@ -268,10 +269,6 @@ def _new_replica_set(deployment: Mapping[str, Any]) -> Object:
     }
 
 
-def _error_message(error: Exception) -> str:
-    return error.message if isinstance(error, ApiError) and error.message else str(error)
-
-
 async def _create_new_replica_set(
     ctx: SyncContext,
     deployment: MutableMapping[str, Any],
@@ -302,7 +299,7 @@ async def _create_new_replica_set(
     except ApiError as error:
         if has_status_cause(error, NAMESPACE_TERMINATING_CAUSE):
             raise
-        message = f'Failed to create new replica set "{name}": {_error_message(error)}'
+        message = f'Failed to create new replica set "{name}": {error_message(error)}'
         if has_progress_deadline(deployment):
             set_condition(
                 deployment_status,

@@ -18,8 +18,9 @@ Run by ``kcontrol-manager`` as ``job-controller`` (entry point
 
 Layout, by behaviour: ``_controller`` (wiring, handlers, orphan pods), ``_sync`` (the sync's
 decisions), ``_manage`` (creating and deleting pods), ``_status`` (counting pods, finalizers,
-conditions, the status write), ``_pod_control`` (pod writes and their events),
-``_context`` (one sync's state), ``_metrics``, ``_factory``; pure helpers by topic:
+conditions, the status write), ``_context`` (one sync's state), ``_metrics``, ``_factory``;
+shared with the ReplicaSet controller: ``podcontrol`` (pod writes and their events),
+``consistency`` (waiting for the informers to see its own writes); pure helpers by topic:
 ``_spec`` (reading a Job), ``_pods``, ``_tracking``, ``_backoff``, ``_indexed``,
 ``_pod_failure_policy``, ``_success_policy``, ``_conditions``.
 """

@@ -52,13 +52,13 @@ from kcontrol.labels import parse, selector_from_label_selector
 from kcontrol.logging import get_logger
 from kcontrol.workqueue import ItemExponentialFailureRateLimiter, RateLimitingQueue
 
+from ..consistency import ConsistencyStore
+from ..podcontrol import PodControl
 from ..podutil import POD_CONTROLLER_INDEX, ensure_index, parse_time, pod_controller_index_func
-from ..replicaset._consistency import ConsistencyStore
 from ._backoff import BackoffStore
 from ._conditions import is_job_finished
 from ._manage import SYNC_JOB_BATCH_PERIOD, PodManager
 from ._metrics import JobMetrics
-from ._pod_control import PodControl
 from ._spec import (
     API_VERSION,
     KIND,
@@ -183,7 +183,7 @@ class JobController:
             JOBS: lambda: job_informer.last_sync_resource_version,
         }
         self.consistency = ConsistencyStore(trackers if stale_cache_consistency else {})
-        self._pod_control = PodControl(client, recorder, on_write=self._pod_written)
+        self._pod_control = PodControl(client, recorder, on_write=self.consistency.wrote_pod)
         tracker = StatusTracker(
             client=client,
             pod_control=self._pod_control,
@@ -242,13 +242,6 @@ class JobController:
         return await self._syncer.sync(key)
 
     # -- writes seen by the stale-cache check ------------------------------------------------
-
-    def _pod_written(self, pod: Object, controller_ref: Mapping[str, Any] | None) -> None:
-        if controller_ref is None:
-            return
-        owner = f"{meta(pod).get('namespace')}/{controller_ref.get('name')}"
-        version = str(meta(pod).get("resourceVersion") or "")
-        self.consistency.wrote_at(owner, str(controller_ref.get("uid")), PODS, version)
 
     def _job_written(self, job: Object) -> None:
         version = str(meta(job).get("resourceVersion") or "")

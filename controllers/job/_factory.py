@@ -38,5 +38,6 @@ Disabled by default in kcontrol-manager (``--controllers=*,job-controller`` enab
 unlike kube-controller-manager: a manager beside a kube-controller-manager that still runs its
 own job-controller would otherwise manage every Job twice (two sets of expectations, pods
 created twice) until the admin disabled that one. Enable it together with
-``-job-controller`` in kube-controller-manager's ``--controllers``; the batch controllers
-become default once issue 21 is complete, as ``ttl-after-finished-controller``."""
+``-job-controller`` in kube-controller-manager's ``--controllers``. Off by default for good,
+as ``ttl-after-finished-controller`` and ``cronjob-controller``: upgrading kcontrol must
+never start a second controller on objects kube-controller-manager still manages."""

@@ -31,9 +31,10 @@ from typing import Any, Final
 from kcontrol.client import Object
 from kcontrol.clock import Clock
 from kcontrol.controller import ControllerExpectations
-from kcontrol.errors import NotFound
+from kcontrol.errors import NotFound, is_namespace_terminating
 from kcontrol.logging import get_logger
 
+from ..podcontrol import PodControl
 from ..podutil import filter_terminating_pods, is_pod_ready, new_controller_ref
 from ._backoff import remaining_time_per_index
 from ._context import SyncContext
@@ -54,7 +55,6 @@ from ._metrics import (
     RECREATE_TERMINATING_OR_FAILED,
     JobMetrics,
 )
-from ._pod_control import PodControl, is_namespace_terminating
 from ._pods import sort_active_pods
 from ._spec import (
     API_VERSION,

@@ -30,6 +30,7 @@ from kcontrol.errors import NotFound
 from kcontrol.events import EVENT_TYPE_NORMAL, EVENT_TYPE_WARNING, EventRecorder
 from kcontrol.logging import get_logger
 
+from ..podcontrol import PodControl
 from ._backoff import BackoffStore
 from ._conditions import (
     COMPLETE,
@@ -48,7 +49,6 @@ from ._indexed import (
     sort_by_completion_index,
 )
 from ._metrics import JobMetrics
-from ._pod_control import PodControl
 from ._pod_failure_policy import match_pod_failure_policy
 from ._pods import is_pod_failed, is_pod_succeeded
 from ._spec import (

@@ -45,8 +45,8 @@ from kcontrol.informers import Indexer, Lister, split_meta_namespace_key
 from kcontrol.labels import selector_from_label_selector
 from kcontrol.logging import get_logger
 
+from ..consistency import ConsistencyStore, StaleCache
 from ..podutil import filter_active_pods, filter_pods_by_owner, parse_time
-from ..replicaset._consistency import ConsistencyStore, StaleCache
 from ._backoff import BackoffStore
 from ._conditions import (
     BACKOFF_LIMIT_EXCEEDED,

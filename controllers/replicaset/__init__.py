@@ -14,10 +14,10 @@ with ``--concurrent-replicaset-syncs`` workers. Layout, by behaviour:
 
 - ``_controller``: informers, event handlers, the runner; ``_lookup``: cache lookups;
 - ``_sync``: the sync of one key; ``_manage``: creating and deleting pods (slow start,
-  bursts, expectations); ``_pod_control``: the requests and their events;
+  bursts, expectations) through the shared ``podcontrol`` (the requests and their events);
 - ``_ranking``: which pods go first (pure); ``_status``: status calculation and write;
-- ``_consistency``: waiting for the informers to see the controller's own writes;
-  ``_metrics``: the controller's own metrics.
+- ``_metrics``: the controller's own metrics; the shared ``consistency``: waiting for the
+  informers to see the controller's own writes.
 """
 
 from ._controller import (

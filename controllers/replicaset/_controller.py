@@ -42,6 +42,8 @@ from kcontrol.informers import (
 from kcontrol.logging import get_logger
 from kcontrol.manager import ControllerContext, ControllerFlag, ControllerSpec
 
+from ..consistency import ConsistencyStore
+from ..podcontrol import PodControl
 from ..podutil import (
     POD_CONTROLLER_INDEX,
     ensure_index,
@@ -49,7 +51,6 @@ from ..podutil import (
     pod_controller_index_func,
     pod_key,
 )
-from ._consistency import ConsistencyStore
 from ._lookup import (
     CONTROLLER_UID_INDEX,
     ReplicaSetLookup,
@@ -57,7 +58,6 @@ from ._lookup import (
 )
 from ._manage import BURST_REPLICAS, ReplicaManager
 from ._metrics import ReplicaSetMetrics
-from ._pod_control import PodControl
 from ._sync import ReplicaSetSyncer
 
 __all__ = [
@@ -167,7 +167,7 @@ class ReplicaSetController:
             }
             consistency = ConsistencyStore(trackers if stale_cache_consistency else {})
         self.consistency = consistency
-        pod_control = PodControl(client, recorder, on_write=self._pod_written)
+        pod_control = PodControl(client, recorder, on_write=self.consistency.wrote_pod)
         manager = ReplicaManager(
             expectations=self.expectations,
             pod_control=pod_control,
@@ -208,11 +208,6 @@ class ReplicaSetController:
         """Sync one ReplicaSet; see
         :class:`~kcontrol_controllers.replicaset._sync.ReplicaSetSyncer`."""
         return await self._syncer.sync(key)
-
-    def _pod_written(self, pod: Object, controller_ref: Mapping[str, Any]) -> None:
-        owner = f"{_meta(pod).get('namespace')}/{controller_ref.get('name')}"
-        version = str(_meta(pod).get("resourceVersion") or "")
-        self.consistency.wrote_at(owner, str(controller_ref.get("uid")), PODS, version)
 
     # -- queueing ----------------------------------------------------------------------------
 

@@ -15,15 +15,11 @@ from typing import Any
 
 from kcontrol.client import Object
 from kcontrol.controller import UIDTrackingControllerExpectations, key_func
-from kcontrol.errors import NotFound
+from kcontrol.errors import NotFound, error_message, is_namespace_terminating
 from kcontrol.logging import get_logger
 
+from ..podcontrol import PodControl
 from ..podutil import new_controller_ref, pod_key
-from ._pod_control import (
-    PodControl,
-    error_message,
-    is_namespace_terminating,
-)
 from ._ranking import pods_to_delete
 
 __all__ = [

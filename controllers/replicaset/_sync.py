@@ -34,6 +34,7 @@ from kcontrol.informers import Indexer, Lister, split_meta_namespace_key
 from kcontrol.labels import Selector, selector_from_label_selector
 from kcontrol.logging import get_logger
 
+from ..consistency import ConsistencyStore, StaleCache
 from ..podutil import (
     filter_active_pods,
     filter_claimed_pods,
@@ -41,7 +42,6 @@ from ..podutil import (
     filter_terminating_pods,
     find_min_next_pod_availability_check,
 )
-from ._consistency import ConsistencyStore, StaleCache
 from ._manage import (
     REPLICA_SET_API_VERSION,
     REPLICA_SET_KIND,

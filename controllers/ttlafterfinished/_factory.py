@@ -35,5 +35,7 @@ SPEC = ControllerSpec(NAME, new_controller, enabled_by_default=False, flags=(CON
 Disabled by default in kcontrol-manager (``--controllers=*,ttl-after-finished-controller``
 enables it), unlike kube-controller-manager: a manager beside kube-controller-manager that
 took it over by default would delete finished Jobs alongside kube-controller-manager's own
-until the admin disabled that one. The batch controllers become default once the Job
-controller is complete (issue 21)."""
+until the admin disabled that one. Off by default for good, as ``job-controller`` and
+``cronjob-controller``: upgrading kcontrol must never start a second controller on objects
+kube-controller-manager still manages; enabling one is a step taken together with disabling
+kube-controller-manager's (docs/manager/takeover.md)."""

@@ -6,7 +6,7 @@ from job_fixtures import Fixture, new_job, new_pod
 
 from kcontrol.client import JOBS, PODS
 from kcontrol.controller import Result
-from kcontrol_controllers.replicaset._consistency import ConsistencyStore
+from kcontrol_controllers.consistency import ConsistencyStore
 
 KEY = "default/foobar"
 

@@ -24,10 +24,10 @@ from kcontrol_controllers.job._indexed import (
     pods_with_delayed_deletion_per_index,
 )
 from kcontrol_controllers.job._metrics import JobMetrics
-from kcontrol_controllers.job._pod_control import PodControl
 from kcontrol_controllers.job._pods import count_terminating_pods
 from kcontrol_controllers.job._status import StatusTracker
 from kcontrol_controllers.job._tracking import FinalizerExpectations, UncountedTerminatedPods
+from kcontrol_controllers.podcontrol import PodControl
 from kcontrol_controllers.podutil import filter_active_pods
 
 KEY = "default/foobar"

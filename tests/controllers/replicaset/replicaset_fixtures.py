@@ -14,8 +14,8 @@ from kcontrol.client import PODS, REPLICASETS, Object
 from kcontrol.clock import FakeClock
 from kcontrol.informers import SharedInformerFactory
 from kcontrol.testing import Action, FakeClient, FakeRecorder
+from kcontrol_controllers.consistency import ConsistencyStore
 from kcontrol_controllers.replicaset import ReplicaSetController
-from kcontrol_controllers.replicaset._consistency import ConsistencyStore
 
 NS = "default"
 LABELS = {"foo": "bar"}

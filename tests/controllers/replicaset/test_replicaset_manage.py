@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import pytest
 
 from kcontrol.client import PODS, REPLICASETS
-from kcontrol_controllers.replicaset._consistency import (
+from kcontrol_controllers.consistency import (
     ConsistencyStore,
     StaleCache,
     compare_resource_versions,

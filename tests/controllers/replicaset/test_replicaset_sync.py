@@ -19,7 +19,7 @@ from kcontrol.client import PODS, REPLICASETS
 from kcontrol.controller import ClaimError, Result
 from kcontrol.errors import Conflict, Forbidden, InternalError, NotFound
 from kcontrol.testing import Action
-from kcontrol_controllers.replicaset._consistency import ConsistencyStore
+from kcontrol_controllers.consistency import ConsistencyStore
 
 KEY = f"{NS}/foobar"
 

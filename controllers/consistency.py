@@ -1,7 +1,8 @@
 """Holding a sync back until the informers have seen the controller's own writes.
 
-A port of ``pkg/controller/util/consistency`` as the ReplicaSet controller uses it in
-Kubernetes 1.36 (feature ``StaleControllerConsistencyReplicaSet``, beta and on by default).
+A port of ``pkg/controller/util/consistency`` as the ReplicaSet and Job controllers use it in
+Kubernetes 1.36 (features ``StaleControllerConsistencyReplicaSet`` and
+``StaleControllerConsistencyJob``, beta and on by default).
 Expectations count *how many* pods are still to be observed; this store remembers *which
 resourceVersion* the controller last wrote for an owner, per resource (the pods it created or
 adopted, the ReplicaSet's status). A sync of that owner only proceeds once every informer
@@ -20,8 +21,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
-from kcontrol.client import Resource
+from kcontrol.client import PODS, Resource
 from kcontrol.errors import KcontrolError
 
 __all__ = [
@@ -104,6 +106,17 @@ class ConsistencyStore:
         if record is None or record.uid != owner_uid:
             record = self._records[owner] = _OwnerRecord(owner_uid)
         record.wrote_at(resource, version)
+
+    def wrote_pod(self, pod: Mapping[str, Any], controller_ref: Mapping[str, Any] | None) -> None:
+        """:meth:`wrote_at` for a pod the controller created or patched, its owner being the
+        one ``controller_ref`` names in the pod's namespace (nothing without one): the
+        ``on_write`` of :class:`~kcontrol_controllers.podcontrol.PodControl`."""
+        if controller_ref is None:
+            return
+        meta = pod.get("metadata") or {}
+        owner = f"{meta.get('namespace')}/{controller_ref.get('name')}"
+        version = str(meta.get("resourceVersion") or "")
+        self.wrote_at(owner, str(controller_ref.get("uid")), PODS, version)
 
     def pending(self, owner: str) -> dict[Resource, str]:
         """The newest versions written for ``owner`` that no sync has confirmed yet."""
