@@ -42,12 +42,14 @@ rules:
     resources: ["pods"]
   - group: "apps"
     resources: ["replicasets", "replicasets/*", "deployments", "deployments/*"]
+  - group: "batch"
+    resources: ["jobs", "jobs/*", "cronjobs", "cronjobs/*"]
   - group: "coordination.k8s.io"
     resources: ["leases"]
 - level: None
 """
 """Metadata of every write to pods (not their status: kwok writes that), ReplicaSets,
-Deployments (subresources included) and Leases; nothing else."""
+Deployments, Jobs, CronJobs (subresources included) and Leases; nothing else."""
 
 KCM_DEPLOYMENT_AGENT = "/deployment-controller"
 KCM_REPLICASET_AGENT = "/replicaset-controller"
@@ -180,6 +182,13 @@ def sent_by(event: AuditEvent, agent: str) -> bool:
     """Whether ``event`` was sent by ``agent`` (:func:`kcontrol_agent`) or one of its
     components (``<agent>/<component>``)."""
     return event.user_agent == agent or event.user_agent.startswith(f"{agent}/")
+
+
+def sent_by_kcm(event: AuditEvent, controller: str) -> bool:
+    """Whether ``event`` was sent by kube-controller-manager's ``controller``
+    (``kube-controller-manager/<version> (...) kubernetes/<commit>/<controller>``)."""
+    agent = event.user_agent
+    return agent.startswith("kube-controller-manager/") and agent.endswith(f"/{controller}")
 
 
 def describe(events: Iterable[AuditEvent], limit: int = 20) -> str:

@@ -42,15 +42,13 @@ from tests.dropin.dropin_helpers import (
     describe,
     kcontrol_agent,
     sent_by,
+    sent_by_kcm,
     successful_writes,
 )
 from tests.integration.helpers import poll
 
 pytestmark = [pytest.mark.slow, pytest.mark.integration]
 
-KCM_JOB_AGENT = f"/{NAME}"
-"""How KCM's job-controller's user agent ends (``kube-controller-manager/<version> (...)
-kubernetes/<commit>/job-controller``)."""
 KCM_SHARE = 12
 """Pods KCM must have released before kcontrol takes over (half a round of pods)."""
 KCONTROL_SHARE = 16
@@ -60,9 +58,7 @@ WITHIN = 150.0
 
 
 def by_kcm(event: AuditEvent) -> bool:
-    return event.user_agent.startswith("kube-controller-manager/") and event.user_agent.endswith(
-        KCM_JOB_AGENT
-    )
+    return sent_by_kcm(event, NAME)
 
 
 def pod_creates(events: list[AuditEvent]) -> list[AuditEvent]:

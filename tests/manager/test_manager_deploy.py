@@ -81,6 +81,7 @@ def test_server_side_dry_run_accepts_everything(
         "clusterrole.rbac.authorization.k8s.io/kcontrol:replicaset-controller",
         "clusterrole.rbac.authorization.k8s.io/kcontrol:job-controller",
         "clusterrole.rbac.authorization.k8s.io/kcontrol:ttl-after-finished-controller",
+        "clusterrole.rbac.authorization.k8s.io/kcontrol:cronjob-controller",
         "role.rbac.authorization.k8s.io/kcontrol:leader-election",
         "deployment.apps/kcontrol-manager",
         "service/kcontrol-manager-metrics",
@@ -228,6 +229,18 @@ UPSTREAM: dict[str, set[tuple[frozenset[str], str, frozenset[str]]]] = {
         (frozenset({"batch"}), "jobs", frozenset({"get", "list", "watch", "delete"})),
         (frozenset({"", "events.k8s.io"}), "events", frozenset({"create", "update", "patch"})),
     },
+    "kcontrol:cronjob-controller": {
+        (frozenset({"batch"}), "cronjobs", frozenset({"get", "list", "watch", "update"})),
+        (
+            frozenset({"batch"}),
+            "jobs",
+            frozenset({"get", "list", "watch", "create", "update", "delete", "patch"}),
+        ),
+        (frozenset({"batch"}), "cronjobs/status", frozenset({"update"})),
+        (frozenset({"batch"}), "cronjobs/finalizers", frozenset({"update"})),
+        (frozenset({""}), "pods", frozenset({"list", "watch", "delete"})),
+        (frozenset({"", "events.k8s.io"}), "events", frozenset({"create", "update", "patch"})),
+    },
 }
 
 
@@ -275,7 +288,9 @@ def test_nothing_grants_secrets_or_wildcards() -> None:
         pytest.param("delete", "jobs.batch", "default", True, id="ttl-delete-jobs"),
         pytest.param("update", "jobs.batch/status", "default", True, id="job-status"),
         pytest.param("patch", "pods", "default", True, id="job-patch-pods"),
-        pytest.param("create", "jobs.batch", "default", False, id="no-create-jobs"),
+        pytest.param("create", "jobs.batch", "default", True, id="cronjob-create-jobs"),
+        pytest.param("update", "cronjobs.batch/status", "default", True, id="cronjob-status"),
+        pytest.param("create", "cronjobs.batch", "default", False, id="no-create-cronjobs"),
         pytest.param("delete", "deployments.apps", "default", False, id="no-delete-deploy"),
         pytest.param("create", "deployments.apps", "default", False, id="no-create-deploy"),
         pytest.param("get", "configmaps", "default", False, id="no-configmaps"),

@@ -24,6 +24,7 @@ ROOT = Path(__file__).resolve().parents[2]
 DOCKERFILE = ROOT / "Dockerfile"
 CONTROLLERS = {
     "configrestart",
+    "cronjob-controller",
     "deployment-controller",
     "job-controller",
     "replicaset-controller",
@@ -36,6 +37,7 @@ CONTROLLER_FLAGS = {
     "configrestart": "--configrestart-hmac-key-file",
     "job-controller": "--concurrent-job-syncs",
     "ttl-after-finished-controller": "--concurrent-ttl-after-finished-syncs",
+    "cronjob-controller": "--concurrent-cron-job-syncs",
 }
 
 
