@@ -61,6 +61,23 @@ async def running_manager(
             await task
 
 
+@contextlib.asynccontextmanager
+async def without_kcm_controllers(cluster: Cluster, *names: str) -> AsyncIterator[None]:
+    """kube-controller-manager without its controllers ``names`` (each switched off with
+    ``-<name>`` unless it already is) until the block ends, then with the controllers it
+    had; no restart when nothing changes."""
+    original = cluster.controllers
+    wanted = tuple(f"-{name}" for name in names if f"-{name}" not in original)
+    if not wanted:
+        yield
+        return
+    await cluster.set_controller_manager_controllers((*original, *wanted))
+    try:
+        yield
+    finally:
+        await cluster.set_controller_manager_controllers(original)
+
+
 async def pods_of(client: ApiClient, namespace: str, selector: str) -> list[Object]:
     """Pods matching ``selector``, terminating ones included."""
     listed = await client.list(

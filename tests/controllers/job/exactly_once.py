@@ -33,7 +33,7 @@ from typing import Any
 from kcontrol.client import JOBS, PODS, ApiClient, ListOptions, Object, Resource
 from kcontrol.testing.cluster import Cluster
 from kcontrol_controllers.job import JOB_TRACKING_FINALIZER, NAME
-from tests.controllers.cluster_helpers import WITHIN
+from tests.controllers.cluster_helpers import WITHIN, without_kcm_controllers
 from tests.integration.helpers import poll
 from tests.processes import LoggedProcess, free_port
 
@@ -129,19 +129,9 @@ def job_mix(counts: dict[str, int], completions: int, parallelism: int = 2) -> l
     ]
 
 
-@contextlib.asynccontextmanager
-async def without_kcms_job_controller(cluster: Cluster) -> AsyncIterator[None]:
-    """kube-controller-manager without its job-controller until the block ends, then with the
-    controllers it had."""
-    original = cluster.controllers
-    if f"-{NAME}" in original:
-        yield
-        return
-    await cluster.set_controller_manager_controllers((*original, f"-{NAME}"))
-    try:
-        yield
-    finally:
-        await cluster.set_controller_manager_controllers(original)
+def without_kcms_job_controller(cluster: Cluster) -> contextlib.AbstractAsyncContextManager[None]:
+    """kube-controller-manager without its job-controller until the block ends."""
+    return without_kcm_controllers(cluster, NAME)
 
 
 # -- reading pods and Jobs -----------------------------------------------------------------------

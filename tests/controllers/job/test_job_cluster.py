@@ -11,8 +11,6 @@ and events upstream writes, and no pod left with the tracking finalizer.
 from __future__ import annotations
 
 import asyncio
-import contextlib
-from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
@@ -21,24 +19,10 @@ from kcontrol.client import JOBS, ApiClient, ListOptions, Object
 from kcontrol.testing.cluster import Cluster
 from kcontrol_controllers.job import JOB_TRACKING_FINALIZER, NAME, SPEC
 from tests.controllers.cluster_helpers import WITHIN, events_for, pods_of, running_manager
+from tests.controllers.job.exactly_once import without_kcms_job_controller
 from tests.integration.helpers import poll
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
-
-
-@contextlib.asynccontextmanager
-async def without_kcms_job_controller(cluster: Cluster) -> AsyncIterator[None]:
-    """kube-controller-manager without its job-controller until the block ends, then with the
-    controllers it had."""
-    original = cluster.controllers
-    if f"-{NAME}" in original:
-        yield
-        return
-    await cluster.set_controller_manager_controllers((*original, f"-{NAME}"))
-    try:
-        yield
-    finally:
-        await cluster.set_controller_manager_controllers(original)
 
 
 def job(name: str, script: str, **spec: Any) -> Object:

@@ -10,8 +10,6 @@ through the status subresource, as a job controller would - all this controller 
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 from typing import Any
 
@@ -22,28 +20,13 @@ from kcontrol.errors import NotFound
 from kcontrol.testing import DELETE_DELAY_ANNOTATION
 from kcontrol.testing.cluster import Cluster
 from kcontrol_controllers.ttlafterfinished import NAME, SPEC
-from tests.controllers.cluster_helpers import WITHIN, running_manager
+from tests.controllers.cluster_helpers import WITHIN, running_manager, without_kcm_controllers
 from tests.integration.helpers import poll
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 MANAGED_BY = "kcontrol.io/ttl-test"
 """A ``spec.managedBy`` no job controller answers to: the Job is left to the test."""
-
-
-@contextlib.asynccontextmanager
-async def without_kcms_ttl_controller(cluster: Cluster) -> AsyncIterator[None]:
-    """kube-controller-manager without its ttl-after-finished-controller until the block
-    ends, then with the controllers it had."""
-    original = cluster.controllers
-    if f"-{NAME}" in original:
-        yield
-        return
-    await cluster.set_controller_manager_controllers((*original, f"-{NAME}"))
-    try:
-        yield
-    finally:
-        await cluster.set_controller_manager_controllers(original)
 
 
 def now() -> str:
@@ -125,7 +108,7 @@ async def test_a_finished_job_is_deleted_with_its_pods_after_its_ttl(
     cluster: Cluster, cluster_namespace: str, client: ApiClient
 ) -> None:
     ns = cluster_namespace
-    async with without_kcms_ttl_controller(cluster), running_manager(cluster, SPEC):
+    async with without_kcm_controllers(cluster, NAME), running_manager(cluster, SPEC):
         created = await client.create(JOBS, job("short-lived", ttl=2), namespace=ns)
         await client.create(PODS, pod_of(created), namespace=ns)
         await client.update_status(JOBS, succeeded(created))
