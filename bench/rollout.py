@@ -424,6 +424,9 @@ class ControllerProcess:
             self.health_url = f"http://127.0.0.1:{self.port}/readyz"
             self.metrics_url = f"http://127.0.0.1:{self.port}/metrics"
         self.popen: subprocess.Popen[bytes] | None = None
+        self.profile: Path | None = None
+        """Where to write py-spy's collapsed stacks of a kcontrol run (set before start())."""
+        self._spy: subprocess.Popen[bytes] | None = None
 
     @property
     def pid(self) -> int:
@@ -445,13 +448,38 @@ class ControllerProcess:
                 with contextlib.suppress(aiohttp.ClientError):
                     async with session.get(self.health_url) as response:
                         if response.status == 200:
+                            self._start_profile()
                             return
                 await asyncio.sleep(0.1)
         tail = self.log.read_text(errors="replace").splitlines()[-30:]
         self.stop()
         raise RuntimeError(f"{self.impl} not ready; log tail:\n" + "\n".join(tail))
 
+    def _start_profile(self) -> None:
+        """Attach py-spy (sampling without pausing the process, so its CPU-seconds stay the
+        controller's own) when a profile was asked for; KCM is never profiled."""
+        if self.profile is None or self.impl == KCM:
+            return
+        spy = shutil.which("py-spy") or str(ROOT / ".venv" / "bin" / "py-spy")
+        self.profile.parent.mkdir(parents=True, exist_ok=True)
+        self._spy = subprocess.Popen(
+            [
+                *(spy, "record", "--pid", str(self.pid), "--nonblocking", "--rate", "250"),
+                *("--format", "raw", "--output", str(self.profile)),
+            ],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+
     def stop(self) -> None:
+        if self._spy is not None:  # py-spy writes its file on SIGINT
+            self._spy.send_signal(signal.SIGINT)
+            try:
+                self._spy.wait(30)
+            except subprocess.TimeoutExpired:
+                self._spy.kill()
+            self._spy = None
         if self.popen is None or self.popen.poll() is not None:
             return
         self.popen.send_signal(signal.SIGTERM)

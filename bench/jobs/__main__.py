@@ -48,6 +48,11 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--json", help="write the results (bench/_results.py's format) here")
     p.add_argument("--dump", help="write the raw runs (JSON) here after every run")
     p.add_argument("--merge", action="append", help="earlier --dump files to include")
+    p.add_argument(
+        "--profile",
+        help="directory for py-spy's collapsed stacks of each kcontrol run (figures of such "
+        "runs are not for quoting: the sampler shares the cores)",
+    )
     p.add_argument("--keep-logs", action="store_true", help="keep each cluster's directory")
     return p
 

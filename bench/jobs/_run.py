@@ -174,6 +174,8 @@ class Bench:
             await self.cluster.wait_for_service_account(namespace)
             controller = ControllerProcess(impl, self.cluster, limit, self.directory, tag)
             controller.argv = controller_argv(controller.argv)
+            if self.args.profile:
+                controller.profile = Path(self.args.profile) / f"{tag}.txt"
             await controller.start()
             try:
                 await asyncio.sleep(SETTLE_SECONDS)
