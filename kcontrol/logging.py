@@ -37,9 +37,10 @@ import json
 import logging
 import sys
 from collections.abc import Mapping, MutableMapping
-from typing import Any, Literal, TextIO
+from typing import TYPE_CHECKING, Any, Literal, TextIO
 
-import structlog
+if TYPE_CHECKING:
+    from structlog.types import Processor
 
 __all__ = [
     "LOG_FORMATS",
@@ -199,11 +200,16 @@ def configure(
     Installs one handler on the root logger, sets the root level from ``verbosity`` and
     configures structlog to log through stdlib. Idempotent: calling it again replaces the
     handler it installed before, so tests and repeated ``main()`` calls do not duplicate
-    lines.
+    lines. Raises ``ValueError`` for an unknown ``log_format``.
+
+    structlog is imported here, not with this module: a library user who never calls
+    :func:`configure` does not pay for it.
     """
     if log_format not in LOG_FORMATS:
         raise ValueError(f"unknown log format {log_format!r}; expected one of {LOG_FORMATS}")
-    shared: list[structlog.types.Processor] = [
+    import structlog  # noqa: PLC0415 - see the docstring
+
+    shared: list[Processor] = [
         structlog.contextvars.merge_contextvars,
         structlog.stdlib.add_logger_name,
         structlog.stdlib.add_log_level,
@@ -213,7 +219,7 @@ def configure(
     # Tracebacks never show the values of local variables, in either format: a frame's
     # locals may hold a Secret's data (structlog's console default, rich's or
     # better-exceptions' formatter when installed, prints them). Plain tracebacks only.
-    renderer: structlog.types.Processor
+    renderer: Processor
     if log_format == "json":
         renderer = structlog.processors.JSONRenderer()
         shared.append(structlog.processors.format_exc_info)  # traceback.format_exception

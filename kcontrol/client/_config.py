@@ -2,42 +2,50 @@
 
 Sources, in the order :func:`load_config` considers them (as clientcmd's default loading rules):
 
-1. a kubeconfig (``kubeconfig=``, else ``$KUBECONFIG``, else ``~/.kube/config``), read with
-   ``kubernetes_asyncio.config``: contexts, client certificates, static tokens, ``tokenFile``
-   (re-read periodically) and ``exec`` credential plugins (re-run when their token expires);
-2. the in-cluster service account (``/var/run/secrets/kubernetes.io/serviceaccount``), whose
-   projected token rotates: it is re-read once a minute, never cached forever.
+1. a kubeconfig (``kubeconfig=``, else ``$KUBECONFIG``, else ``~/.kube/config``), read and
+   merged by :mod:`kcontrol.client._kubeconfig` with clientcmd's rules, and turned into a
+   :class:`ClientConfig` by :mod:`kcontrol.client._clientcmd` (imported when first needed):
+   contexts, CAs, client certificates, static tokens, basic auth, ``tokenFile`` (re-read
+   periodically) and ``exec`` credential plugins (:mod:`kcontrol.client._exec`, re-run when
+   their token expires);
+2. the in-cluster service account (:data:`SERVICE_ACCOUNT_DIR`), whose projected token
+   rotates: it is re-read once a minute, never cached forever.
 
 Credentials are produced per request by an :class:`AuthProvider`, so rotation needs no restart.
 File reads and YAML parsing run in a worker thread; exec plugins run as asyncio subprocesses.
+Key material given inline (``client-key-data``, an exec plugin's key) never touches the disk
+where the platform allows it (see :meth:`ClientConfig.ssl_context`).
+
+kubernetes_asyncio is not needed: :meth:`ClientConfig.from_kube_configuration` adopts a
+``kubernetes_asyncio.client.Configuration`` an application already has, without importing the
+library itself.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import os
 import ssl
-from collections.abc import Mapping
+import tempfile
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
-from typing import Any, Protocol
-
-import yaml
-from kubernetes_asyncio.client import Configuration
-from kubernetes_asyncio.config import incluster_config
-from kubernetes_asyncio.config.config_exception import ConfigException
-from kubernetes_asyncio.config.kube_config import (
-    ENV_KUBECONFIG_PATH_SEPARATOR,
-    KubeConfigLoader,
-    KubeConfigMerger,
-)
+from typing import TYPE_CHECKING, Protocol
 
 from kcontrol.clock import Clock, RealClock
 from kcontrol.errors import ConfigError
 from kcontrol.logging import get_logger
 
+if TYPE_CHECKING:
+    from kubernetes_asyncio.client import Configuration
+
 __all__ = [
+    "SERVICE_ACCOUNT_DIR",
+    "SERVICE_CA_FILE",
+    "SERVICE_HOST_ENV",
+    "SERVICE_PORT_ENV",
+    "SERVICE_TOKEN_FILE",
     "AuthProvider",
     "ClientConfig",
     "ConfigError",
@@ -52,8 +60,18 @@ _log = get_logger(__name__)
 TOKEN_REFRESH_INTERVAL = 60.0
 """Seconds after which a token file is read again (client-go re-reads projected tokens too)."""
 
-EXEC_EXPIRY_SKEW = timedelta(minutes=5)
-"""An exec plugin's token is renewed this long before its ``expirationTimestamp``."""
+SERVICE_ACCOUNT_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"
+"""Where the kubelet mounts a pod's service account credentials."""
+
+SERVICE_TOKEN_FILE = f"{SERVICE_ACCOUNT_DIR}/token"
+"""The pod's (projected, rotated) service account token."""
+
+SERVICE_CA_FILE = f"{SERVICE_ACCOUNT_DIR}/ca.crt"
+"""The CA bundle that signed the API server's serving certificate, as the pod sees it."""
+
+SERVICE_HOST_ENV = "KUBERNETES_SERVICE_HOST"
+SERVICE_PORT_ENV = "KUBERNETES_SERVICE_PORT"
+"""The environment variables naming the API server's service inside a pod."""
 
 
 class AuthProvider(Protocol):
@@ -140,11 +158,12 @@ class TokenFileAuth:
 
 
 class KubeConfigurationAuth:
-    """Credentials from a ``kubernetes_asyncio.client.Configuration``.
+    """Credentials from a ``kubernetes_asyncio.client.Configuration`` an application made.
 
     Asks the configuration for its bearer token each time, which runs its
-    ``refresh_api_key_hook`` (set by :func:`load_config` for exec plugins, and by
-    kubernetes_asyncio's in-cluster loader); falls back to HTTP basic auth.
+    ``refresh_api_key_hook`` (kubernetes_asyncio's exec and in-cluster loaders set one);
+    falls back to HTTP basic auth. kcontrol itself never imports kubernetes_asyncio: only
+    the configuration's own methods are called.
     """
 
     def __init__(self, configuration: Configuration) -> None:
@@ -170,7 +189,9 @@ class ClientConfig:
 
     ``host`` is the base URL (``https://10.0.0.1:6443``, possibly with a path prefix);
     ``ca_file``/``ca_data`` (PEM) are the CAs to trust instead of the system's;
-    ``cert_file``/``key_file`` a client certificate; ``auth`` produces the
+    ``cert_file``/``key_file`` a client certificate and its key (the key may be in the
+    certificate's file), or ``cert_data``/``key_data`` the same as PEM text (each pair
+    member given as a file or as data, the data winning); ``auth`` produces the
     ``Authorization`` header. ``disable_compression`` stops asking the server to gzip
     responses (client-go's ``rest.Config.DisableCompression``): on a fast network gzip costs
     the apiserver and the client more CPU than it saves in transfer time, which is why
@@ -189,6 +210,8 @@ class ClientConfig:
     tls_server_name: str | None = None
     proxy: str | None = None
     disable_compression: bool = False
+    cert_data: str | None = None
+    key_data: str | None = field(default=None, repr=False)
     # Cache for ssl_context(): built on first use, shared by every client of this config.
     _ssl: list[ssl.SSLContext] = field(default_factory=list, init=False, repr=False, compare=False)
 
@@ -197,7 +220,13 @@ class ClientConfig:
             raise ConfigError(f"host must be an http(s) URL, got {self.host!r}")
 
     def ssl_context(self) -> ssl.SSLContext | None:
-        """The TLS context for ``https`` hosts (built once, then shared); ``None`` for http."""
+        """The TLS context for ``https`` hosts (built once, then shared); ``None`` for http.
+
+        Raises :class:`ConfigError` naming the CA or client certificate that does not load.
+        ``cert_data``/``key_data`` reach :mod:`ssl` (which reads only files) through an
+        anonymous in-memory file on Linux, elsewhere through a temporary file only the
+        process's user can read, removed as soon as it is loaded.
+        """
         if not self.host.startswith("https://"):
             return None
         if not self._ssl:
@@ -213,15 +242,21 @@ class ClientConfig:
             else:
                 ctx = ssl.create_default_context()
         except (OSError, ValueError) as e:  # ssl.SSLError is an OSError
-            source = self.ca_file or "certificate-authority-data"
+            source = "certificate-authority-data" if self.ca_data else self.ca_file
             raise ConfigError(f"cannot load the CA certificate {source}: {_reason(e)}") from e
-        if self.cert_file:
+        if self.cert_file or self.cert_data:
+            cert = "client-certificate-data" if self.cert_data else self.cert_file
+            key = "client-key-data" if self.key_data else self.key_file or "in the same file"
             try:
-                ctx.load_cert_chain(self.cert_file, self.key_file)
+                with (
+                    _readable_file(self.cert_file, self.cert_data) as cert_path,
+                    _readable_file(self.key_file, self.key_data) as key_path,
+                ):
+                    assert cert_path is not None
+                    ctx.load_cert_chain(cert_path, key_path)
             except OSError as e:
                 raise ConfigError(
-                    f"cannot load the client certificate {self.cert_file} "
-                    f"(key {self.key_file or 'in the same file'}): {_reason(e)}"
+                    f"cannot load the client certificate {cert} (key {key}): {_reason(e)}"
                 ) from e
         if self.insecure_skip_tls_verify:
             ctx.check_hostname = False
@@ -250,16 +285,16 @@ class ClientConfig:
     async def in_cluster(
         cls,
         *,
-        token_file: str = incluster_config.SERVICE_TOKEN_FILENAME,
-        ca_file: str = incluster_config.SERVICE_CERT_FILENAME,
+        token_file: str = SERVICE_TOKEN_FILE,
+        ca_file: str = SERVICE_CA_FILE,
         environ: Mapping[str, str] | None = None,
         clock: Clock | None = None,
     ) -> ClientConfig:
         """The pod's service account: ``KUBERNETES_SERVICE_HOST``/``_PORT``, its CA, and its
         token file (re-read every minute; the kubelet rotates it)."""
         env = os.environ if environ is None else environ
-        host = env.get(incluster_config.SERVICE_HOST_ENV_NAME)
-        port = env.get(incluster_config.SERVICE_PORT_ENV_NAME)
+        host = env.get(SERVICE_HOST_ENV)
+        port = env.get(SERVICE_PORT_ENV)
         if not host or not port:
             raise ConfigError("not running in a cluster: KUBERNETES_SERVICE_HOST/PORT unset")
         if not await asyncio.to_thread(os.path.isfile, ca_file):
@@ -281,19 +316,25 @@ async def load_config(
     """Load a :class:`ClientConfig` the way kubectl and client-go do.
 
     ``in_cluster=None`` picks the kubeconfig if one is named (argument or ``$KUBECONFIG``) or
-    ``~/.kube/config`` exists, else the in-cluster service account. ``context`` selects a
-    kubeconfig context (default: its ``current-context``). ``host`` and ``token`` override
-    what was loaded. Raises :class:`ConfigError` when nothing usable is found.
+    ``~/.kube/config`` exists, else the in-cluster service account. ``kubeconfig`` is one
+    file; ``$KUBECONFIG`` may list several, merged with clientcmd's rules. ``context``
+    selects a kubeconfig context (default: its ``current-context``). ``host`` and ``token``
+    override what was loaded (a kubeconfig cluster may then lack a server, and its user's
+    credentials are not loaded). Raises :class:`ConfigError` when nothing usable is found:
+    a missing, unreadable or malformed kubeconfig (the message names the file), an unknown
+    context, a failing exec plugin or token file.
     """
-    if in_cluster is None:
-        in_cluster = kubeconfig is None and not await asyncio.to_thread(_default_kubeconfig)
-    try:
-        if in_cluster:
+    if in_cluster:
+        config = await ClientConfig.in_cluster()
+    else:
+        # The kubeconfig loader is imported when first needed: in-cluster processes never are.
+        from kcontrol.client import _clientcmd  # noqa: PLC0415
+
+        paths = await asyncio.to_thread(_clientcmd.kubeconfig_paths, kubeconfig)
+        if in_cluster is None and kubeconfig is None and not paths:
             config = await ClientConfig.in_cluster()
         else:
-            config = await _from_kubeconfig(kubeconfig or _default_kubeconfig(), context)
-    except ConfigException as e:
-        raise ConfigError(str(e)) from e
+            config = await _clientcmd.from_kubeconfig(paths, context, host=host, token=token)
     if host is not None:
         config = dataclasses.replace(config, host=host.rstrip("/"))
     if token is not None:
@@ -301,88 +342,50 @@ async def load_config(
     return config
 
 
-def _default_kubeconfig() -> str:
-    """``$KUBECONFIG`` or ``~/.kube/config`` if it exists, else ``""``."""
-    env = os.environ.get("KUBECONFIG")
-    if env:
-        return env
-    path = os.path.expanduser("~/.kube/config")
-    return path if os.path.exists(path) else ""
+@contextlib.contextmanager
+def _readable_file(path: str | None, data: str | None) -> Iterator[str | None]:
+    """A file name :mod:`ssl` can read ``data`` from while the block runs (``path`` when
+    there is no ``data``; ``None`` when neither is given).
 
-
-async def _from_kubeconfig(paths: str, context: str | None) -> ClientConfig:
-    if not paths:
-        raise ConfigError("no kubeconfig found and not running in a cluster")
-    loader, user, configuration = await asyncio.to_thread(_load_kubeconfig, paths, context)
-    if user is not None and "exec" in user:
-        configuration.refresh_api_key_hook = _ExecTokenRefresher(loader)
-    config = ClientConfig.from_kube_configuration(configuration)
-    token_file = _token_file(user)
-    if token_file is not None:
-        config = dataclasses.replace(config, auth=TokenFileAuth(token_file))
-    return config
-
-
-def _load_kubeconfig(
-    paths: str, context: str | None
-) -> tuple[KubeConfigLoader, Any, Configuration]:
-    """Read, merge and resolve the kubeconfig files into a Configuration.
-
-    Blocking (YAML parsing, certificate files, credential plugins - some auth providers call
-    blocking libraries), so it runs in a worker thread, on an event loop of its own there.
-
-    A file that cannot be read, is not YAML or is not a kubeconfig-shaped mapping raises
-    :class:`ConfigError` naming it (one line, as kubectl reports it), never the loader's
-    own exception.
+    On Linux an anonymous memory file (``memfd_create``) opened through ``/proc/self/fd``:
+    the bytes never reach a disk. Elsewhere a temporary file created with mode 0600,
+    removed when the block ends.
     """
-    listed = [p for p in paths.split(ENV_KUBECONFIG_PATH_SEPARATOR) if p]
-    existing = [p for p in listed if os.path.exists(os.path.expanduser(p))]
-    if not existing:
-        raise ConfigError(f"kubeconfig {paths} does not exist")
-    for path in existing:
-        _check_kubeconfig_file(path)
+    if data is None:
+        yield path
+        return
+    content = data.encode()
+    fd = _memory_fd()
+    if fd is not None:
+        try:
+            with open(fd, "wb", closefd=False) as f:
+                f.write(content)
+            yield f"/proc/self/fd/{fd}"
+        finally:
+            os.close(fd)
+        return
+    fd, name = tempfile.mkstemp(prefix="kcontrol-tls-")  # mode 0600
     try:
-        merger = KubeConfigMerger(paths)
-        loader = KubeConfigLoader(
-            config_dict=merger.config, active_context=context, config_base_path=None
-        )
-        configuration = Configuration()
-        asyncio.run(loader.load_and_set(configuration))
-        return loader, _current_user(merger, context), configuration
-    except (AssertionError, AttributeError, KeyError, TypeError, ValueError) as e:
-        # The loader asserts and indexes its way through the document: a field of the
-        # wrong type, or an empty context, cluster or user entry, ends up here.
-        reason = _reason(e)
-        if isinstance(e, AssertionError) and not str(e):
-            reason = "the current context, its cluster or its user is empty"
-        raise ConfigError(f"kubeconfig {paths} is malformed: {reason}") from e
+        with open(fd, "wb") as f:
+            f.write(content)
+        yield name
+    finally:
+        os.unlink(name)
 
 
-def _check_kubeconfig_file(path: str) -> None:
-    """Raise :class:`ConfigError` unless ``path`` reads as a YAML mapping (a kubeconfig)."""
+def _memory_fd() -> int | None:
+    """A new anonymous memory file's descriptor, or ``None`` where there is none to have."""
+    if not hasattr(os, "memfd_create") or not os.path.isdir("/proc/self/fd"):
+        return None
     try:
-        text = _read_text(os.path.expanduser(path))
-    except (OSError, UnicodeDecodeError) as e:
-        raise ConfigError(f"kubeconfig {path} cannot be read: {_reason(e)}") from e
-    try:
-        document = yaml.safe_load(text)
-    except yaml.YAMLError as e:
-        raise ConfigError(f"kubeconfig {path} is not valid YAML: {_yaml_problem(e)}") from e
-    if document is None:
-        raise ConfigError(f"kubeconfig {path} is empty")
-    if not isinstance(document, dict):
-        raise ConfigError(
-            f"kubeconfig {path} is not a kubeconfig: the document is a "
-            f"{type(document).__name__}, not a mapping"
-        )
+        return os.memfd_create("kcontrol-tls", os.MFD_CLOEXEC)
+    except OSError:  # e.g. forbidden by a seccomp profile
+        return None
 
 
-def _yaml_problem(error: Exception) -> str:
-    """One line: what the YAML parser found and where (1-based line and column)."""
-    if isinstance(error, yaml.MarkedYAMLError) and error.problem_mark is not None:
-        mark = error.problem_mark
-        return f"{error.problem} at line {mark.line + 1}, column {mark.column + 1}"
-    return " ".join(str(error).split())
+def _read_text(path: str) -> str:
+    with open(path, encoding="utf-8") as f:
+        return f.read()
 
 
 def _reason(error: BaseException) -> str:
@@ -392,62 +395,3 @@ def _reason(error: BaseException) -> str:
         return error.strerror
     text = " ".join(str(error).split())
     return text or type(error).__name__
-
-
-def _current_user(merger: KubeConfigMerger, context: str | None) -> Any:
-    """The ``user`` node (a kubernetes_asyncio ConfigNode) of the active context, or ``None``."""
-    root = merger.config
-    if root is None:
-        return None
-    context_name = context or root.safe_get("current-context")
-    ctx = root["contexts"].get_with_name(context_name)
-    user_name = ctx["context"].safe_get("user") if ctx is not None else None
-    if not user_name or not root.safe_get("users"):
-        return None
-    user = root["users"].get_with_name(user_name, safe=True)
-    return user["user"] if user is not None else None
-
-
-def _token_file(user: Any) -> str | None:
-    """The user's ``tokenFile`` when it has no inline ``token`` (client-go re-reads it)."""
-    if user is None or "tokenFile" not in user or user.safe_get("token"):
-        return None
-    path = str(user["tokenFile"])
-    if not os.path.isabs(path) and user.path:
-        path = os.path.join(os.path.dirname(os.path.abspath(user.path)), path)
-    return path
-
-
-class _ExecTokenRefresher:
-    """A ``refresh_api_key_hook`` that re-runs the exec plugin when its token expires.
-
-    kubernetes_asyncio runs the plugin once at load time and records
-    ``expirationTimestamp``; without an expiry the token is kept (as client-go does).
-    Concurrent requests share one plugin run.
-    """
-
-    def __init__(self, loader: KubeConfigLoader) -> None:
-        self._loader = loader
-        self._lock = asyncio.Lock()
-
-    def _expired(self) -> bool:
-        expiry: datetime | None = getattr(self._loader, "exec_plugin_expiry", None)
-        if expiry is None:
-            return False
-        if expiry.tzinfo is None:
-            expiry = expiry.replace(tzinfo=UTC)
-        return expiry - EXEC_EXPIRY_SKEW <= datetime.now(UTC)
-
-    async def __call__(self, configuration: Configuration) -> None:
-        if not self._expired():
-            return
-        async with self._lock:
-            if self._expired():
-                _log.debug("exec credential plugin token expired; running the plugin")
-                await self._loader.load_from_exec_plugin()
-            configuration.api_key["BearerToken"] = self._loader.token
-
-
-def _read_text(path: str) -> str:
-    with open(path, encoding="utf-8") as f:
-        return f.read()

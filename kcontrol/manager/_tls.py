@@ -47,11 +47,6 @@ import warnings
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec
-from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
-
 from kcontrol.clock import Clock, RealClock
 from kcontrol.errors import ServingError
 from kcontrol.logging import get_logger
@@ -166,6 +161,31 @@ def ensure_self_signed(directory: Path, hosts: Sequence[str]) -> tuple[Path, Pat
             )
         else:
             return cert_file, key_file
+    cert_pem, key_pem = _self_signed_pair(hosts)
+    try:
+        directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+        _write_atomically(key_file, key_pem, mode=0o600)
+        _write_atomically(cert_file, cert_pem, mode=0o644)
+    except OSError as error:
+        raise ServingError(
+            f"cannot write a self-signed certificate to {directory}: {error}"
+        ) from None
+    _log.info("generated a self-signed serving certificate", cert=str(cert_file), key=str(key_file))
+    return cert_file, key_file
+
+
+def _self_signed_pair(hosts: Sequence[str]) -> tuple[bytes, bytes]:
+    """A new self-signed ECDSA P-256 serving certificate for ``hosts`` and its key (PKCS#8),
+    both PEM.
+
+    cryptography is imported here, not with the module: only a secure port without a given
+    certificate needs it, and importing it costs every other start of the process.
+    """
+    from cryptography import x509  # noqa: PLC0415
+    from cryptography.hazmat.primitives import hashes, serialization  # noqa: PLC0415
+    from cryptography.hazmat.primitives.asymmetric import ec  # noqa: PLC0415
+    from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID  # noqa: PLC0415
+
     key = ec.generate_private_key(ec.SECP256R1())
     now = datetime.datetime.now(datetime.UTC)
     name = x509.Name(
@@ -195,18 +215,7 @@ def ensure_self_signed(directory: Path, hosts: Sequence[str]) -> tuple[Path, Pat
         serialization.PrivateFormat.PKCS8,
         serialization.NoEncryption(),
     )
-    try:
-        directory.mkdir(parents=True, exist_ok=True, mode=0o700)
-        _write_atomically(key_file, key_pem, mode=0o600)
-        _write_atomically(
-            cert_file, certificate.public_bytes(serialization.Encoding.PEM), mode=0o644
-        )
-    except OSError as error:
-        raise ServingError(
-            f"cannot write a self-signed certificate to {directory}: {error}"
-        ) from None
-    _log.info("generated a self-signed serving certificate", cert=str(cert_file), key=str(key_file))
-    return cert_file, key_file
+    return certificate.public_bytes(serialization.Encoding.PEM), key_pem
 
 
 def _write_atomically(path: Path, data: bytes, *, mode: int) -> None:
