@@ -7,7 +7,16 @@
 - :func:`rollout_status` is ``kubectl rollout status``'s verdict on a Deployment.
 - ``python -m kcontrol.rollout.local`` is what ``make run`` runs: a local cluster (or
   ``$KUBECONFIG``'s), kcontrol-manager, an example Deployment and this view.
+
+Needs ``rich`` (``pip install 'kcontrol[rollout]'``; kcontrol itself does not depend on it).
 """
+
+try:
+    import rich  # noqa: F401 - fail here, with what to install, not deep in a render
+except ImportError as error:  # pragma: no cover - rich is in the dev extra
+    raise ImportError(
+        "kcontrol's rollout view needs rich: pip install 'kcontrol[rollout]'", name="rich"
+    ) from error
 
 from kcontrol.rollout._cli import main
 from kcontrol.rollout._render import render
