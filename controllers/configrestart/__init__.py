@@ -11,22 +11,15 @@ wait a grace period, so several in a row restart once.
 Run by ``kcontrol-manager --controllers=configrestart`` (off under ``*``) with
 ``--configrestart-hmac-key-file`` (required); see ``docs/controllers/configrestart.md``.
 
-Layout, one topic per module: ``_names`` (annotations, kinds, keys), ``_references`` (which
+Layout, one topic per module: ``_names`` (name, annotations, kinds, keys), ``_references`` (which
 configs a pod template uses), ``_checksums`` (HMAC key, canonical data, the ConfigMap and Secret
 transform), ``_catalog`` (configs and workloads in memory), ``_changes`` (grace period and
 compaction), ``_plan`` (what to write on a workload, the patch), ``_metrics``,
 ``_controller`` (informers, handlers, change loop, sync), ``_factory`` (flags, :data:`SPEC`).
 """
 
-from ._catalog import Catalog
-from ._changes import Change, ChangeQueue
-from ._checksums import CHECKSUM_FIELD, HmacKey
-from ._controller import (
-    NAME,
-    QUEUE_NAME,
-    RESTART_REASON,
-    ConfigRestartController,
-)
+from typing import TYPE_CHECKING
+
 from ._factory import (
     CHECK_PERIOD,
     GRACE_PERIOD,
@@ -39,12 +32,35 @@ from ._names import (
     DAEMONSETS,
     ENABLED,
     KCONTROL,
+    NAME,
+    QUEUE_NAME,
+    RESTART_REASON,
     STATEFULSETS,
     XING,
     AnnotationFamily,
 )
-from ._plan import Plan, plan
-from ._references import referenced_configs
+
+if TYPE_CHECKING:
+    from ._catalog import Catalog
+    from ._changes import Change, ChangeQueue
+    from ._checksums import CHECKSUM_FIELD, HmacKey
+    from ._controller import ConfigRestartController
+    from ._plan import Plan, plan
+    from ._references import referenced_configs
+else:  # imported on first use: kcontrol-manager loads SPEC whether the controller runs or not
+    from .._lazy import lazy_exports
+
+    __getattr__, __dir__ = lazy_exports(
+        __name__,
+        {
+            "._catalog": ["Catalog"],
+            "._changes": ["Change", "ChangeQueue"],
+            "._checksums": ["CHECKSUM_FIELD", "HmacKey"],
+            "._controller": ["ConfigRestartController"],
+            "._plan": ["Plan", "plan"],
+            "._references": ["referenced_configs"],
+        },
+    )
 
 __all__ = [
     "CHECKSUM_FIELD",

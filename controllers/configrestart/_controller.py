@@ -42,7 +42,7 @@ from __future__ import annotations
 import asyncio
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any, Final
+from typing import Any
 
 from prometheus_client import CollectorRegistry
 
@@ -67,6 +67,9 @@ from ._checksums import HmacKey, cached_checksum
 from ._metrics import ConfigRestartMetrics
 from ._names import (
     CONFIG_KINDS,
+    NAME,
+    QUEUE_NAME,
+    RESTART_REASON,
     WORKLOAD_KINDS,
     family_of,
     make_key,
@@ -78,15 +81,6 @@ from ._references import referenced_configs, template_of
 __all__ = ["NAME", "QUEUE_NAME", "RESTART_REASON", "ConfigRestartController"]
 
 _log = get_logger(__name__)
-
-NAME: Final = "configrestart"
-"""The controller's name for ``--controllers``, and the source of its events."""
-
-QUEUE_NAME: Final = "configrestart"
-"""The work queue's name (the ``name`` label of the ``workqueue_*`` metrics)."""
-
-RESTART_REASON: Final = "ConfigChanged"
-"""The reason of the Normal event recorded on a workload the controller restarts."""
 
 
 def _meta(obj: Mapping[str, Any]) -> Mapping[str, Any]:

@@ -6,12 +6,14 @@ Verbosity and version are the manager's own ``--v`` and ``--version``.
 from __future__ import annotations
 
 import re
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from kcontrol.manager import ControllerContext, ControllerFlag, ControllerSpec, parse_duration
 
-from ._checksums import HmacKey
-from ._controller import NAME, ConfigRestartController
+from ._names import NAME
+
+if TYPE_CHECKING:
+    from ._controller import ConfigRestartController
 
 __all__ = [
     "CHECK_PERIOD",
@@ -99,6 +101,9 @@ def new_controller(ctx: ControllerContext) -> ConfigRestartController:
     Raises :class:`~kcontrol.errors.OptionsError` (the manager exits with one line naming
     it) when ``--configrestart-hmac-key-file`` is missing, unreadable or too short.
     """
+    from ._checksums import HmacKey  # noqa: PLC0415 - only when the manager runs it
+    from ._controller import ConfigRestartController  # noqa: PLC0415
+
     return ConfigRestartController(
         client=ctx.client,
         informers=ctx.informers,

@@ -33,6 +33,9 @@ __all__ = [
     "ENABLED",
     "FAMILIES",
     "KCONTROL",
+    "NAME",
+    "QUEUE_NAME",
+    "RESTART_REASON",
     "STATEFULSETS",
     "WORKLOAD_KINDS",
     "XING",
@@ -41,6 +44,15 @@ __all__ = [
     "make_key",
     "split_key",
 ]
+
+NAME: Final = "configrestart"
+"""The controller's name for ``--controllers``, and the source of its events."""
+
+QUEUE_NAME: Final = "configrestart"
+"""The work queue's name (the ``name`` label of the ``workqueue_*`` metrics)."""
+
+RESTART_REASON: Final = "ConfigChanged"
+"""The reason of the Normal event recorded on a workload the controller restarts."""
 
 STATEFULSETS: Final = Resource("apps", "v1", "statefulsets", "StatefulSet")
 DAEMONSETS: Final = Resource("apps", "v1", "daemonsets", "DaemonSet")

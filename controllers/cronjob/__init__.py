@@ -20,15 +20,27 @@ Run by ``kcontrol-manager`` as ``cronjob-controller`` (entry point
 :class:`~kcontrol.manager.ControllerContext`.
 
 Layout, by behaviour: ``_controller`` (wiring, handlers), ``_sync`` (the sync's decisions,
-the Job writes and their events), ``_metrics``, ``_factory``; pure helpers by topic:
-``_schedule`` (the cron parser), ``_times`` (the schedule maths: most recent and next
-activation, requeue delay, the schedule text), ``_jobs`` (the Job for an activation, the
-active list, finished Jobs, history order).
+the Job writes and their events), ``_metrics``, ``_names`` (name, queue, defaults),
+``_factory``; pure helpers by topic: ``_schedule`` (the cron parser), ``_times`` (the schedule
+maths: most recent and next activation, requeue delay, the schedule text), ``_jobs`` (the Job
+for an activation, the active list, finished Jobs, history order).
 """
 
-from ._controller import DEFAULT_WORKERS, NAME, QUEUE_NAME, CronJobController
+from typing import TYPE_CHECKING
+
 from ._factory import CONCURRENT_SYNCS, SPEC, new_controller
-from ._jobs import SCHEDULED_TIMESTAMP_ANNOTATION
+from ._names import DEFAULT_WORKERS, NAME, QUEUE_NAME
+
+if TYPE_CHECKING:
+    from ._controller import CronJobController
+    from ._jobs import SCHEDULED_TIMESTAMP_ANNOTATION
+else:  # imported on first use: kcontrol-manager loads SPEC whether the controller runs or not
+    from .._lazy import lazy_exports
+
+    __getattr__, __dir__ = lazy_exports(
+        __name__,
+        {"._controller": ["CronJobController"], "._jobs": ["SCHEDULED_TIMESTAMP_ANNOTATION"]},
+    )
 
 __all__ = [
     "CONCURRENT_SYNCS",

@@ -24,7 +24,7 @@ deleted, and one whose schedule or time zone is invalid: those wait for an updat
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Final
+from typing import Any
 
 from prometheus_client import CollectorRegistry
 
@@ -43,6 +43,7 @@ from kcontrol.workqueue import RateLimitingQueue
 
 from ._jobs import KIND
 from ._metrics import CronJobMetrics
+from ._names import DEFAULT_WORKERS, NAME, QUEUE_NAME
 from ._schedule import ScheduleError, parse_standard
 from ._sync import CronJobSyncer
 from ._times import format_schedule, next_schedule_time_duration
@@ -50,13 +51,6 @@ from ._times import format_schedule, next_schedule_time_duration
 __all__ = ["DEFAULT_WORKERS", "NAME", "QUEUE_NAME", "CronJobController"]
 
 _log = get_logger(__name__)
-
-NAME: Final = "cronjob-controller"
-"""The controller's name: ``--controllers`` entry and event source."""
-QUEUE_NAME: Final = "cronjob"
-"""The work queue's name, as upstream's (the ``name`` label of the ``workqueue_*`` metrics)."""
-DEFAULT_WORKERS: Final = 5
-"""kube-controller-manager's default ``--concurrent-cron-job-syncs``."""
 
 
 def _meta(obj: Mapping[str, Any]) -> Mapping[str, Any]:

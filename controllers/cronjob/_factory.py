@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from kcontrol.manager import ControllerContext, ControllerFlag, ControllerSpec
 
-from ._controller import DEFAULT_WORKERS, NAME, CronJobController
+from ._names import DEFAULT_WORKERS, NAME
+
+if TYPE_CHECKING:
+    from ._controller import CronJobController
 
 __all__ = ["CONCURRENT_SYNCS", "SPEC", "new_controller"]
 
@@ -22,6 +27,8 @@ def new_controller(ctx: ControllerContext) -> CronJobController:
     """Build the CronJob controller from the manager's context: its client, shared informers,
     ``--concurrent-cron-job-syncs`` workers, metrics registry and an event recorder for
     ``cronjob-controller``."""
+    from ._controller import CronJobController  # noqa: PLC0415 - only when the manager runs it
+
     return CronJobController(
         client=ctx.client,
         informers=ctx.informers,

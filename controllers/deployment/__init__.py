@@ -18,18 +18,24 @@ Layout (one behaviour per module, as upstream): ``_controller`` (wiring, event h
 ``_status``, ``_progress``, ``_rolling``, ``_recreate``, ``_rollback``, ``_writes`` (every
 API write); pure helpers by topic: ``_replicas`` (maxSurge/maxUnavailable maths),
 ``_replicasets`` (new/old, equality, ordering, counts), ``_annotations``, ``_revisions``,
-``_conditions``, ``_hashing``, ``_fields``.
+``_conditions``, ``_hashing``, ``_fields``; ``_names`` (name, queue, defaults) and ``_factory``
+(:data:`SPEC`), all that importing the package loads (the rest is loaded on first use).
 """
 
-from ._controller import (
-    DEFAULT_WORKERS,
-    MAX_RETRIES,
-    NAME,
-    QUEUE_NAME,
-    DeploymentController,
-)
+from typing import TYPE_CHECKING
+
 from ._factory import SPEC, new_controller
-from ._hashing import compute_hash
+from ._names import DEFAULT_WORKERS, MAX_RETRIES, NAME, QUEUE_NAME
+
+if TYPE_CHECKING:
+    from ._controller import DeploymentController
+    from ._hashing import compute_hash
+else:  # imported on first use: kcontrol-manager loads SPEC whether the controller runs or not
+    from .._lazy import lazy_exports
+
+    __getattr__, __dir__ = lazy_exports(
+        __name__, {"._controller": ["DeploymentController"], "._hashing": ["compute_hash"]}
+    )
 
 __all__ = [
     "DEFAULT_WORKERS",

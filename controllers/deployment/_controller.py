@@ -80,6 +80,7 @@ from ._fields import (
     strategy_type,
     uid_of,
 )
+from ._names import DEFAULT_WORKERS, MAX_RETRIES, NAME, QUEUE_NAME
 from ._recreate import rollout_recreate
 from ._replicasets import deployments_selecting
 from ._rollback import rollback
@@ -103,15 +104,8 @@ __all__ = [
 
 _log = get_logger(__name__)
 
-NAME: Final = "deployment-controller"
-"""The controller's name: ``--controllers`` entry and event source."""
-QUEUE_NAME: Final = "deployment"
-"""The work queue's (and the runner's) name, as upstream's."""
 REPLICA_SET_CONTROLLER_INDEX: Final = "replicaSetController"
 """The ReplicaSet informer's index by controller reference (:func:`controller_index_func`)."""
-MAX_RETRIES: Final = 15
-"""Failed syncs of a key before it is dropped out of the queue."""
-DEFAULT_WORKERS: Final = 5
 
 PodMap = dict[str, list[Object]]
 """A Deployment's pods keyed by the UID of the claimed ReplicaSet that controls them."""

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from kcontrol.manager import ControllerContext, ControllerFlag, ControllerSpec
 
-from ._controller import NAME, DeploymentController
+from ._names import NAME
+
+if TYPE_CHECKING:
+    from ._controller import DeploymentController
 
 __all__ = ["CONCURRENT_SYNCS", "SPEC", "SYNC_TIMEOUT", "new_controller"]
 
@@ -30,6 +33,8 @@ def new_controller(ctx: ControllerContext) -> DeploymentController:
     """Build the Deployment controller from the manager's context: its client, shared
     informers, ``--concurrent-deployment-syncs`` workers, metrics registry and an event
     recorder for ``deployment-controller``."""
+    from ._controller import DeploymentController  # noqa: PLC0415 - only when the manager runs it
+
     return DeploymentController(
         client=ctx.client,
         informers=ctx.informers,

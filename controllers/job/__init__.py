@@ -18,22 +18,27 @@ Run by ``kcontrol-manager`` as ``job-controller`` (entry point
 
 Layout, by behaviour: ``_controller`` (wiring, handlers, orphan pods), ``_sync`` (the sync's
 decisions), ``_manage`` (creating and deleting pods), ``_status`` (counting pods, finalizers,
-conditions, the status write), ``_context`` (one sync's state), ``_metrics``, ``_factory``;
-shared with the ReplicaSet controller: ``podcontrol`` (pod writes and their events),
-``consistency`` (waiting for the informers to see its own writes); pure helpers by topic:
-``_spec`` (reading a Job), ``_pods``, ``_tracking``, ``_backoff``, ``_indexed``,
-``_pod_failure_policy``, ``_success_policy``, ``_conditions``.
+conditions, the status write), ``_context`` (one sync's state), ``_metrics``, ``_names``
+(name, queues, defaults), ``_factory``; shared with the ReplicaSet controller: ``podcontrol``
+(pod writes and their events), ``consistency`` (waiting for the informers to see its own
+writes); pure helpers by topic: ``_spec`` (reading a Job), ``_pods``, ``_tracking``,
+``_backoff``, ``_indexed``, ``_pod_failure_policy``, ``_success_policy``, ``_conditions``.
 """
 
-from ._controller import (
-    DEFAULT_WORKERS,
-    NAME,
-    ORPHAN_QUEUE_NAME,
-    QUEUE_NAME,
-    JobController,
-)
+from typing import TYPE_CHECKING
+
 from ._factory import CONCURRENT_SYNCS, SPEC, new_controller
-from ._spec import JOB_TRACKING_FINALIZER
+from ._names import DEFAULT_WORKERS, NAME, ORPHAN_QUEUE_NAME, QUEUE_NAME
+
+if TYPE_CHECKING:
+    from ._controller import JobController
+    from ._spec import JOB_TRACKING_FINALIZER
+else:  # imported on first use: kcontrol-manager loads SPEC whether the controller runs or not
+    from .._lazy import lazy_exports
+
+    __getattr__, __dir__ = lazy_exports(
+        __name__, {"._controller": ["JobController"], "._spec": ["JOB_TRACKING_FINALIZER"]}
+    )
 
 __all__ = [
     "CONCURRENT_SYNCS",

@@ -59,6 +59,7 @@ from ._backoff import BackoffStore
 from ._conditions import is_job_finished
 from ._manage import SYNC_JOB_BATCH_PERIOD, PodManager
 from ._metrics import JobMetrics
+from ._names import DEFAULT_WORKERS, NAME, ORPHAN_QUEUE_NAME, QUEUE_NAME
 from ._spec import (
     API_VERSION,
     KIND,
@@ -89,11 +90,6 @@ __all__ = [
 
 _log = get_logger(__name__)
 
-NAME: Final = "job-controller"
-"""The controller's name: ``--controllers`` entry and event source."""
-QUEUE_NAME: Final = "job"
-ORPHAN_QUEUE_NAME: Final = "job_orphan_pod"
-DEFAULT_WORKERS: Final = 5
 API_BACKOFF: Final = 1.0
 MAX_API_BACKOFF: Final = 60.0
 """Failed syncs are retried after 1 s, doubling up to a minute (upstream

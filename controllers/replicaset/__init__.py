@@ -17,17 +17,22 @@ with ``--concurrent-replicaset-syncs`` workers. Layout, by behaviour:
   bursts, expectations) through the shared ``podcontrol`` (the requests and their events);
 - ``_ranking``: which pods go first (pure); ``_status``: status calculation and write;
 - ``_metrics``: the controller's own metrics; the shared ``consistency``: waiting for the
-  informers to see the controller's own writes.
+  informers to see the controller's own writes;
+- ``_names``: name, queue, burst size; ``_factory``: the flag, the factory, :data:`SPEC` -
+  all that importing the package loads (the rest is loaded on first use).
 """
 
-from ._controller import (
-    NAME,
-    QUEUE_NAME,
-    SPEC,
-    ReplicaSetController,
-    new_controller,
-)
-from ._manage import BURST_REPLICAS
+from typing import TYPE_CHECKING
+
+from ._factory import SPEC, new_controller
+from ._names import BURST_REPLICAS, NAME, QUEUE_NAME
+
+if TYPE_CHECKING:
+    from ._controller import ReplicaSetController
+else:  # imported on first use: kcontrol-manager loads SPEC whether the controller runs or not
+    from .._lazy import lazy_exports
+
+    __getattr__, __dir__ = lazy_exports(__name__, {"._controller": ["ReplicaSetController"]})
 
 __all__ = [
     "BURST_REPLICAS",

@@ -40,7 +40,6 @@ from kcontrol.informers import (
     SharedInformerFactory,
 )
 from kcontrol.logging import get_logger
-from kcontrol.manager import ControllerContext, ControllerFlag, ControllerSpec
 
 from ..consistency import ConsistencyStore
 from ..podcontrol import PodControl
@@ -51,13 +50,15 @@ from ..podutil import (
     pod_controller_index_func,
     pod_key,
 )
+from ._factory import CONCURRENT_SYNCS, SPEC, new_controller
 from ._lookup import (
     CONTROLLER_UID_INDEX,
     ReplicaSetLookup,
     controller_uid_index_func,
 )
-from ._manage import BURST_REPLICAS, ReplicaManager
+from ._manage import ReplicaManager
 from ._metrics import ReplicaSetMetrics
+from ._names import BURST_REPLICAS, NAME, QUEUE_NAME
 from ._sync import ReplicaSetSyncer
 
 __all__ = [
@@ -70,20 +71,6 @@ __all__ = [
 ]
 
 _log = get_logger(__name__)
-
-NAME = "replicaset-controller"
-"""The controller's name for ``--controllers``, and the source of its events."""
-
-QUEUE_NAME = "replicaset"
-"""The work queue's name (the ``name`` label of the ``workqueue_*`` metrics)."""
-
-CONCURRENT_SYNCS = ControllerFlag(
-    "concurrent-replicaset-syncs",
-    default=5,
-    help="The number of replica sets that are allowed to sync concurrently.",
-    minimum=1,
-)
-"""kube-controller-manager's ``--concurrent-replicaset-syncs`` (default 5)."""
 
 
 def _meta(obj: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -327,18 +314,3 @@ class ReplicaSetController:
         _log.debug("pod deleted", key=key, pod=pod_key(pod))
         self.expectations.deletion_observed(key, pod_key(pod))
         self.controller.enqueue(key)
-
-
-def new_controller(ctx: ControllerContext) -> ReplicaSetController:
-    """The :data:`~kcontrol.manager.ControllerFactory` of the ReplicaSet controller."""
-    return ReplicaSetController(
-        client=ctx.client,
-        informers=ctx.informers,
-        recorder=ctx.new_recorder(NAME),
-        workers=ctx.flag(CONCURRENT_SYNCS.name),
-        registry=ctx.registry,
-    )
-
-
-SPEC = ControllerSpec(NAME, new_controller, flags=(CONCURRENT_SYNCS,))
-"""Registered through the ``kcontrol.controllers`` entry point ``replicaset-controller``."""

@@ -20,6 +20,7 @@ from kcontrol.logging import get_logger
 
 from ..podcontrol import PodControl
 from ..podutil import new_controller_ref, pod_key
+from ._names import BURST_REPLICAS
 from ._ranking import pods_to_delete
 
 __all__ = [
@@ -33,9 +34,6 @@ __all__ = [
 ]
 
 _log = get_logger(__name__)
-
-BURST_REPLICAS = 500
-"""The most pods one sync creates or deletes (upstream ``BurstReplicas``)."""
 
 SLOW_START_INITIAL_BATCH_SIZE = 1
 """The first creation batch; each batch that fully succeeds doubles the next."""

@@ -13,16 +13,20 @@ Run by ``kcontrol-manager`` as ``ttl-after-finished-controller`` (entry point
 workers; :func:`new_controller` builds it from a :class:`~kcontrol.manager.ControllerContext`.
 
 Layout: ``_controller`` (wiring, handlers, the sync), ``_ttl`` (finish and expiry times,
-pure), ``_metrics``, ``_factory`` (the spec and its flag).
+pure), ``_metrics``, ``_names`` (name, queue, defaults), ``_factory`` (the spec and its flag).
 """
 
-from ._controller import (
-    DEFAULT_WORKERS,
-    NAME,
-    QUEUE_NAME,
-    TTLAfterFinishedController,
-)
+from typing import TYPE_CHECKING
+
 from ._factory import CONCURRENT_SYNCS, SPEC, new_controller
+from ._names import DEFAULT_WORKERS, NAME, QUEUE_NAME
+
+if TYPE_CHECKING:
+    from ._controller import TTLAfterFinishedController
+else:  # imported on first use: kcontrol-manager loads SPEC whether the controller runs or not
+    from .._lazy import lazy_exports
+
+    __getattr__, __dir__ = lazy_exports(__name__, {"._controller": ["TTLAfterFinishedController"]})
 
 __all__ = [
     "CONCURRENT_SYNCS",

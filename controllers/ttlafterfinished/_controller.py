@@ -43,6 +43,7 @@ from kcontrol.informers import (
 from kcontrol.logging import get_logger
 
 from ._metrics import TTLAfterFinishedMetrics
+from ._names import DEFAULT_WORKERS, NAME, QUEUE_NAME
 from ._ttl import Expiry, needs_cleanup, time_left
 
 __all__ = [
@@ -54,15 +55,6 @@ __all__ = [
 ]
 
 _log = get_logger(__name__)
-
-NAME: Final = "ttl-after-finished-controller"
-"""The controller's name for ``--controllers`` (and upstream's event source)."""
-
-QUEUE_NAME: Final = "ttl_jobs_to_delete"
-"""The work queue's name, as upstream's (the ``name`` label of the ``workqueue_*`` metrics)."""
-
-DEFAULT_WORKERS: Final = 5
-"""kube-controller-manager's default ``--concurrent-ttl-after-finished-syncs``."""
 
 FOREGROUND: Final = "Foreground"
 """The propagation policy of the deletion: dependents (the Job's pods) are deleted first."""

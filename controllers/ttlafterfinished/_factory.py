@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from kcontrol.manager import ControllerContext, ControllerFlag, ControllerSpec
 
-from ._controller import DEFAULT_WORKERS, NAME, TTLAfterFinishedController
+from ._names import DEFAULT_WORKERS, NAME
+
+if TYPE_CHECKING:
+    from ._controller import TTLAfterFinishedController
 
 __all__ = ["CONCURRENT_SYNCS", "SPEC", "new_controller"]
 
@@ -21,6 +26,8 @@ def new_controller(ctx: ControllerContext) -> TTLAfterFinishedController:
     """Build the TTL-after-finished controller from the manager's context: its client, the
     shared Job informer, ``--concurrent-ttl-after-finished-syncs`` workers and the metrics
     registry. No event recorder: upstream records no events."""
+    from ._controller import TTLAfterFinishedController  # noqa: PLC0415 - only when it runs
+
     return TTLAfterFinishedController(
         client=ctx.client,
         informers=ctx.informers,

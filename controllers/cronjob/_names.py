@@ -1,0 +1,15 @@
+"""The CronJob controller's names and defaults: what its ``SPEC`` needs, without the
+controller."""
+
+from __future__ import annotations
+
+from typing import Final
+
+__all__ = ["DEFAULT_WORKERS", "NAME", "QUEUE_NAME"]
+
+NAME: Final = "cronjob-controller"
+"""The controller's name: ``--controllers`` entry and event source."""
+QUEUE_NAME: Final = "cronjob"
+"""The work queue's name, as upstream's (the ``name`` label of the ``workqueue_*`` metrics)."""
+DEFAULT_WORKERS: Final = 5
+"""kube-controller-manager's default ``--concurrent-cron-job-syncs``."""
