@@ -30,8 +30,14 @@ from prometheus_client import CollectorRegistry
 
 from kcontrol.client import CRONJOBS, JOBS, Client, Object
 from kcontrol.clock import Clock, RealClock
-from kcontrol.controller import Controller, ControllerOptions, Result, get_controller_of, key_func
-from kcontrol.errors import NotFound
+from kcontrol.controller import (
+    Controller,
+    ControllerOptions,
+    Result,
+    get_controller_of,
+    key_func,
+    resolve_controller_ref,
+)
 from kcontrol.events import EVENT_TYPE_WARNING, EventRecorder
 from kcontrol.informers import (
     DeletedFinalStateUnknown,
@@ -141,15 +147,7 @@ class CronJobController:
         self, namespace: str, controller_ref: Mapping[str, Any]
     ) -> Object | None:
         """The cached CronJob a controller reference names, if it still has that UID."""
-        if controller_ref.get("kind") != KIND:
-            return None
-        try:
-            cron_job = self._cron_jobs.get(namespace, str(controller_ref.get("name")))
-        except NotFound:
-            return None
-        if _meta(cron_job).get("uid") != controller_ref.get("uid"):
-            return None  # a new CronJob of the same name
-        return cron_job
+        return resolve_controller_ref(self._cron_jobs, namespace, controller_ref, KIND)
 
     def _enqueue_owner(self, job: Mapping[str, Any], controller_ref: Mapping[str, Any]) -> None:
         cron_job = self._resolve_controller_ref(

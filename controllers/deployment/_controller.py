@@ -39,6 +39,7 @@ from kcontrol.controller import (
     get_controller_of,
     key_func,
     recheck_owner,
+    resolve_controller_ref,
 )
 from kcontrol.errors import (
     NAMESPACE_TERMINATING_CAUSE,
@@ -298,15 +299,7 @@ class DeploymentController:
 
     def _resolve_controller_ref(self, namespace: str, ref: Mapping[str, Any]) -> Object | None:
         """The cached Deployment a controller reference names (kind and UID must match)."""
-        if ref.get("kind") != CONTROLLER_KIND[1]:
-            return None
-        try:
-            deployment = self._d_lister.get(namespace, str(ref.get("name")))
-        except NotFound:
-            return None
-        if uid_of(deployment) != ref.get("uid"):
-            return None
-        return deployment
+        return resolve_controller_ref(self._d_lister, namespace, ref, CONTROLLER_KIND[1])
 
     def _deployments_for_replica_set(self, replica_set: Mapping[str, Any]) -> list[Object]:
         deployments = deployments_selecting(

@@ -39,6 +39,7 @@ from kcontrol.controller import (
     Result,
     get_controller_of,
     key_func,
+    resolve_controller_ref,
 )
 from kcontrol.errors import NotFound, SelectorError
 from kcontrol.events import EventRecorder
@@ -267,13 +268,7 @@ class JobController:
         self, namespace: str, controller_ref: Mapping[str, Any]
     ) -> Object | None:
         """The cached Job a controller reference names, if it still has that UID."""
-        if controller_ref.get("kind") != KIND:
-            return None
-        try:
-            job = self._job_lister.get(namespace, str(controller_ref.get("name")))
-        except NotFound:
-            return None
-        return job if uid_of(job) == controller_ref.get("uid") else None
+        return resolve_controller_ref(self._job_lister, namespace, controller_ref, KIND)
 
     def _pod_jobs(self, pod: Mapping[str, Any]) -> list[Object]:
         """The cached Jobs whose selector matches ``pod``'s labels (an orphan's candidates)."""

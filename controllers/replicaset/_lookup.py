@@ -8,8 +8,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from kcontrol.client import Object
-from kcontrol.controller import get_controller_of, key_func
-from kcontrol.errors import NotFound, SelectorError
+from kcontrol.controller import get_controller_of, key_func, resolve_controller_ref
+from kcontrol.errors import SelectorError
 from kcontrol.informers import Indexer, Lister
 from kcontrol.labels import selector_from_label_selector
 from kcontrol.logging import get_logger
@@ -48,15 +48,7 @@ class ReplicaSetLookup:
     ) -> Object | None:
         """The cached ReplicaSet a controller reference names, or ``None`` when the reference
         is not to a ReplicaSet, or names one that is gone or was re-created (other UID)."""
-        if controller_ref.get("kind") != "ReplicaSet":
-            return None
-        try:
-            rs = self._rs_lister.get(namespace, str(controller_ref.get("name")))
-        except NotFound:
-            return None
-        if _meta(rs).get("uid") != controller_ref.get("uid"):
-            return None
-        return rs
+        return resolve_controller_ref(self._rs_lister, namespace, controller_ref, "ReplicaSet")
 
     def pod_replica_sets(self, pod: Mapping[str, Any]) -> list[Object]:
         """The ReplicaSets of the pod's namespace whose selector matches its labels.

@@ -25,6 +25,7 @@ from kcontrol.controller._refmanager import (
     get_controller_of,
     recheck_deletion_timestamp,
     recheck_owner,
+    resolve_controller_ref,
 )
 from kcontrol.controller._runner import (
     Controller,
@@ -54,4 +55,5 @@ __all__ = [
     "key_func",
     "recheck_deletion_timestamp",
     "recheck_owner",
+    "resolve_controller_ref",
 ]

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, Protocol
 
 from kcontrol.client import Object, PatchType, Reader, Resource, Writer
 from kcontrol.errors import CannotAdopt, ClaimError, Invalid, NotFound
@@ -44,6 +44,7 @@ __all__ = [
     "get_controller_of",
     "recheck_deletion_timestamp",
     "recheck_owner",
+    "resolve_controller_ref",
 ]
 
 _log = get_logger(__name__)
@@ -58,6 +59,30 @@ def get_controller_of(obj: Mapping[str, Any]) -> dict[str, Any] | None:
         if ref.get("controller") is True:
             return dict(ref)
     return None
+
+
+class _Getter(Protocol):
+    """A cache that gets by namespace and name (a :class:`~kcontrol.informers.Lister`)."""
+
+    def get(self, namespace: str, name: str) -> Object: ...
+
+
+def resolve_controller_ref(
+    lister: _Getter, namespace: str, controller_ref: Mapping[str, Any], kind: str
+) -> Object | None:
+    """The cached ``kind`` object a controller reference (from :func:`get_controller_of`)
+    names in ``namespace``, or ``None``: a reference to another kind, to an object not in
+    the cache, or to one that was re-created under the same name (another UID). Upstream's
+    per-controller ``resolveControllerRef``."""
+    if controller_ref.get("kind") != kind:
+        return None
+    try:
+        owner = lister.get(namespace, str(controller_ref.get("name")))
+    except NotFound:
+        return None
+    if (owner.get("metadata") or {}).get("uid") != controller_ref.get("uid"):
+        return None
+    return owner
 
 
 def _meta(obj: Mapping[str, Any]) -> Mapping[str, Any]:

@@ -18,6 +18,7 @@ from kcontrol.controller._refmanager import (
     get_controller_of,
     recheck_deletion_timestamp,
     recheck_owner,
+    resolve_controller_ref,
 )
 from kcontrol.errors import Conflict, Invalid, NotFound
 from kcontrol.labels import selector_from_label_selector
@@ -459,3 +460,32 @@ async def test_recheck_owner_reads_live_and_compares_uid() -> None:
 
     with pytest.raises(CannotAdopt, match="can't recheck DeletionTimestamp: 404"):
         await recheck_owner(client, REPLICASETS, replicaset(name="missing"))()
+
+
+class _Cache:
+    """A lister of one namespace's objects by name."""
+
+    def __init__(self, *objects: dict[str, Any]) -> None:
+        self._objects = {(o["metadata"]["namespace"], o["metadata"]["name"]): o for o in objects}
+
+    def get(self, namespace: str, name: str) -> dict[str, Any]:
+        try:
+            return self._objects[(namespace, name)]
+        except KeyError:
+            raise NotFound(f"{namespace}/{name}") from None
+
+
+@pytest.mark.parametrize(
+    ("ref", "found"),
+    [
+        pytest.param({"kind": "ReplicaSet", "name": "web", "uid": RS_UID}, True, id="match"),
+        pytest.param({"kind": "Deployment", "name": "web", "uid": RS_UID}, False, id="kind"),
+        pytest.param({"kind": "ReplicaSet", "name": "gone", "uid": RS_UID}, False, id="absent"),
+        pytest.param({"kind": "ReplicaSet", "name": "web", "uid": OTHER_UID}, False, id="uid"),
+    ],
+)
+def test_resolve_controller_ref(ref: dict[str, Any], found: bool) -> None:
+    cached = replicaset()
+    got = resolve_controller_ref(_Cache(cached), NS, ref, "ReplicaSet")
+    assert (got is cached) if found else (got is None)
+    assert resolve_controller_ref(_Cache(cached), "elsewhere", ref, "ReplicaSet") is None
