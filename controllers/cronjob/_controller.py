@@ -40,9 +40,9 @@ from kcontrol.controller import (
 )
 from kcontrol.events import EVENT_TYPE_WARNING, EventRecorder
 from kcontrol.informers import (
-    DeletedFinalStateUnknown,
     ResourceEventHandlerFuncs,
     SharedInformerFactory,
+    deleted_object,
 )
 from kcontrol.logging import get_logger
 from kcontrol.workqueue import RateLimitingQueue
@@ -61,15 +61,6 @@ _log = get_logger(__name__)
 
 def _meta(obj: Mapping[str, Any]) -> Mapping[str, Any]:
     return obj.get("metadata") or {}
-
-
-def _unwrap(obj: Any, kind: str) -> Object | None:
-    if isinstance(obj, DeletedFinalStateUnknown):
-        obj = obj.obj
-    if not isinstance(obj, dict) or obj.get("kind", kind) != kind:
-        _log.error("couldn't get the object from a tombstone", kind=kind, obj=repr(obj))
-        return None
-    return obj
 
 
 class CronJobController:
@@ -175,7 +166,7 @@ class CronJobController:
             self._enqueue_owner(cur, cur_ref)
 
     def delete_job(self, obj: Any) -> None:
-        job = _unwrap(obj, "Job")
+        job = deleted_object(obj, "Job")
         if job is None:
             return
         controller_ref = get_controller_of(job)

@@ -49,9 +49,9 @@ from kcontrol.errors import (
 )
 from kcontrol.events import EVENT_TYPE_WARNING, EventRecorder
 from kcontrol.informers import (
-    DeletedFinalStateUnknown,
     ResourceEventHandlerFuncs,
     SharedInformerFactory,
+    deleted_object,
     split_meta_namespace_key,
 )
 from kcontrol.labels import Selector, SelectorError, selector_from_label_selector
@@ -196,7 +196,7 @@ class DeploymentController:
         self._enqueue(current)
 
     def delete_deployment(self, obj: Any) -> None:
-        deployment = _unwrap(obj, "Deployment")
+        deployment = deleted_object(obj, "Deployment")
         if deployment is not None:
             self._enqueue(deployment)
 
@@ -242,7 +242,7 @@ class DeploymentController:
 
     def delete_replica_set(self, obj: Any) -> None:
         """A deleted ReplicaSet wakes its controlling Deployment; orphans wake nobody."""
-        replica_set = _unwrap(obj, "ReplicaSet")
+        replica_set = deleted_object(obj, "ReplicaSet")
         if replica_set is None:
             return
         ref = get_controller_of(replica_set)
@@ -261,7 +261,7 @@ class DeploymentController:
         The Deployment's ReplicaSets are read from the cache (upstream LISTs them from the
         server here): a handler must not block, and the sync it triggers re-reads everything
         anyway. The deleted pod is already gone from the pod cache when this runs."""
-        pod = _unwrap(obj, "Pod")
+        pod = deleted_object(obj, "Pod")
         if pod is None:
             return
         deployment = self._deployment_for_pod(pod)
@@ -446,13 +446,3 @@ def _selects_everything(deployment: Mapping[str, Any]) -> bool:
 
 def _resource_version(obj: Mapping[str, Any]) -> str:
     return str((obj.get("metadata") or {}).get("resourceVersion") or "")
-
-
-def _unwrap(obj: Any, kind: str) -> Mapping[str, Any] | None:
-    """The object of a delete notification: itself, or the last state in a tombstone."""
-    if isinstance(obj, DeletedFinalStateUnknown):
-        obj = obj.obj
-    if not isinstance(obj, Mapping) or obj.get("kind") not in (None, kind):
-        _log.error("couldn't get an object from a delete notification", kind=kind, object=repr(obj))
-        return None
-    return obj

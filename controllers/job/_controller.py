@@ -44,9 +44,9 @@ from kcontrol.controller import (
 from kcontrol.errors import NotFound, SelectorError
 from kcontrol.events import EventRecorder
 from kcontrol.informers import (
-    DeletedFinalStateUnknown,
     ResourceEventHandlerFuncs,
     SharedInformerFactory,
+    deleted_object,
     split_meta_namespace_key,
 )
 from kcontrol.labels import parse, selector_from_label_selector
@@ -98,15 +98,6 @@ MAX_API_BACKOFF: Final = 60.0
 
 _ORPHAN_POD = "pod:"
 _ORPHAN_SELECTOR = "selector:"
-
-
-def _unwrap(obj: Any, kind: str) -> Object | None:
-    if isinstance(obj, DeletedFinalStateUnknown):
-        obj = obj.obj
-    if not isinstance(obj, dict) or obj.get("kind", kind) != kind:
-        _log.error("couldn't get the object from a tombstone", kind=kind, obj=repr(obj))
-        return None
-    return obj
 
 
 def _queue(name: str, clock: Clock, registry: CollectorRegistry | None) -> RateLimitingQueue[str]:
@@ -320,7 +311,7 @@ class JobController:
 
     def delete_job(self, obj: Any) -> None:
         """Queue the Job (its sync forgets it) and every pod its selector matches."""
-        job = _unwrap(obj, KIND)
+        job = deleted_object(obj, KIND)
         if job is None:
             return
         key = key_func(job)
@@ -397,7 +388,7 @@ class JobController:
         """A pod was deleted (``final``) or started terminating: observe the deletion (and,
         if its finalizer is gone, the removal) for its Job; a pod no running Job will count
         goes to the orphan queue if it keeps the finalizer."""
-        pod = _unwrap(obj, "Pod")
+        pod = deleted_object(obj, "Pod")
         if pod is None:
             return
         if final:

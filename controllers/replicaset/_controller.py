@@ -38,6 +38,7 @@ from kcontrol.informers import (
     DeletedFinalStateUnknown,
     ResourceEventHandlerFuncs,
     SharedInformerFactory,
+    deleted_object,
 )
 from kcontrol.logging import get_logger
 
@@ -75,19 +76,6 @@ _log = get_logger(__name__)
 
 def _meta(obj: Mapping[str, Any]) -> Mapping[str, Any]:
     return obj.get("metadata") or {}
-
-
-def _unwrap(obj: Any, kind: str) -> Mapping[str, Any] | None:
-    """The object a delete handler received, out of its tombstone; ``None`` (logged) if it
-    is not a ``kind``."""
-    if isinstance(obj, DeletedFinalStateUnknown):
-        obj = obj.obj
-    if not isinstance(obj, Mapping) or obj.get("kind", kind) != kind:
-        _log.error(
-            "couldn't get the object from a deleted-object tombstone", kind=kind, obj=repr(obj)
-        )
-        return None
-    return obj
 
 
 class ReplicaSetController:
@@ -227,7 +215,7 @@ class ReplicaSetController:
 
     def delete_replica_set(self, obj: Any) -> None:
         """Forget the ReplicaSet's expectations (a new one of that name starts clean)."""
-        rs = _unwrap(obj, "ReplicaSet")
+        rs = deleted_object(obj, "ReplicaSet")
         if rs is None:
             return
         key = key_func(rs)
@@ -301,7 +289,7 @@ class ReplicaSetController:
 
     def delete_pod(self, obj: Any) -> None:
         """Observe the deletion for the pod's controller and queue it; orphans are ignored."""
-        pod = _unwrap(obj, "Pod")
+        pod = deleted_object(obj, "Pod")
         if pod is None:
             return
         controller_ref = get_controller_of(pod)

@@ -25,6 +25,7 @@ from kcontrol.informers._factory import SharedInformerFactory
 from kcontrol.informers._keys import (
     DeletedFinalStateUnknown,
     KeyFunc,
+    deleted_object,
     meta_namespace_key_func,
     split_meta_namespace_key,
 )
@@ -86,6 +87,7 @@ __all__ = [
     "TransformFunc",
     "WatchErrorHandler",
     "chain_transforms",
+    "deleted_object",
     "intern_strings",
     "meta_namespace_index_func",
     "meta_namespace_key_func",

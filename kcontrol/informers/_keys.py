@@ -8,18 +8,22 @@ an update, not as a delete and an add.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from kcontrol.client import Object
+from kcontrol.logging import get_logger
 
 __all__ = [
     "DeletedFinalStateUnknown",
     "KeyFunc",
+    "deleted_object",
     "meta_namespace_key_func",
     "split_meta_namespace_key",
 ]
+
+_log = get_logger(__name__)
 
 KeyFunc = Callable[[Any], str]
 """Computes the cache key of an object; raises :class:`ValueError` if it cannot."""
@@ -37,6 +41,19 @@ class DeletedFinalStateUnknown:
 
     key: str
     obj: Object
+
+
+def deleted_object(obj: Any, kind: str) -> Object | None:
+    """The object a delete handler received - itself, or the last state a
+    :class:`DeletedFinalStateUnknown` holds - or ``None``, logged as an error, when that is
+    not an object of ``kind`` (an object without ``kind``, as informers deliver some, counts
+    as one). What every controller's delete handler does first."""
+    if isinstance(obj, DeletedFinalStateUnknown):
+        obj = obj.obj
+    if not isinstance(obj, Mapping) or obj.get("kind", kind) != kind:
+        _log.error("couldn't get the object from a tombstone", kind=kind, obj=repr(obj))
+        return None
+    return obj  # type: ignore[return-value]
 
 
 def meta_namespace_key_func(obj: Any) -> str:
