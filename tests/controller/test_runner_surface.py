@@ -30,6 +30,7 @@ SURFACES = {
         "key_func",
         "recheck_deletion_timestamp",
         "recheck_owner",
+        "resolve_controller_ref",
     },
     "kcontrol.manager": {
         "DEFAULT_LEASE_NAME",

@@ -207,6 +207,7 @@ def test_public_surface_is_deliberate() -> None:
             "TransformFunc",
             "WatchErrorHandler",
             "chain_transforms",
+            "deleted_object",
             "intern_strings",
             "strip_managed_fields",
             "meta_namespace_index_func",
