@@ -92,7 +92,7 @@ from ._sync import (
     sync,
     sync_status_only,
 )
-from ._writes import SyncContext, update_deployment_status
+from ._writes import CacheBehindOwnWrite, SyncContext, update_deployment_status
 
 __all__ = [
     "DEFAULT_WORKERS",
@@ -334,17 +334,29 @@ class DeploymentController:
         A write refused because the namespace is terminating drops the key (every later
         write would fail too). Other errors propagate to the runner, a 409 Conflict (a write
         from a stale cache) among them: as upstream's ``handleErr``, it counts toward the
-        :data:`MAX_RETRIES` after which the key is dropped until its next event.
+        :data:`MAX_RETRIES` after which the key is dropped until its next event. A sync that
+        would write over a resourceVersion this controller has itself already written over
+        (a conflict known in advance) ends without the write and without a retry: the
+        informer's event for that own write syncs the Deployment again.
         """
         namespace, name = split_meta_namespace_key(key)
         try:
             cached = self._d_lister.get(namespace, name)
         except NotFound:
             _log.debug("deployment has been deleted", key=key)
+            self._ctx.spent.forget(key)
             return None
         deployment: Object = copy.deepcopy(cached)  # never change the cache
         try:
             return await self._sync_deployment(deployment)
+        except CacheBehindOwnWrite as behind:
+            # The informer has yet to deliver our own last write; its event syncs again.
+            _log.debug(
+                "deployment cache is behind the controller's own write",
+                key=key,
+                version=behind.version,
+            )
+            return None
         except ApiError as error:
             if has_status_cause(error, NAMESPACE_TERMINATING_CAUSE):
                 _log.debug("namespace is terminating; dropping the key", key=key, error=str(error))

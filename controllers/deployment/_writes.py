@@ -16,6 +16,11 @@ Writes are the least they can be and never clobber other writers:
   the copy takes the resourceVersion the server answered, so a later write of the same sync
   is not refused for our own earlier one - upstream discards the answer and pays a 409 and a
   requeue instead.
+- A Deployment write preconditioned on a resourceVersion this controller has already written
+  over is not sent: the server would refuse it with 409 Conflict. That happens when a sync
+  runs on a cache that has not yet seen the controller's own last write; the sync stops with
+  :class:`CacheBehindOwnWrite` instead, and the informer's delivery of that write enqueues
+  the Deployment again. (Upstream sends the write, gets the 409, and requeues with backoff.)
 - A Deployment's spec (rollback) is PUT whole, with its resourceVersion.
 - Old ReplicaSets are deleted with the UID and resourceVersion they were judged by as
   preconditions, so a ReplicaSet that was scaled up again meanwhile is not deleted.
@@ -26,18 +31,21 @@ Nothing here mutates a cached object: callers pass their own copies.
 from __future__ import annotations
 
 from collections.abc import Mapping, MutableMapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
 from kcontrol.client import DEPLOYMENTS, REPLICASETS, Client, Object, PatchType
 from kcontrol.clock import Clock
+from kcontrol.errors import KcontrolError
 from kcontrol.events import EventRecorder
 from kcontrol.informers import Lister
 
 from ._fields import annotations_of, meta, name_of, namespace_of
 
 __all__ = [
+    "CacheBehindOwnWrite",
+    "SpentVersions",
     "SyncContext",
     "delete_replica_set",
     "patch_replica_set",
@@ -46,17 +54,62 @@ __all__ = [
 ]
 
 
+class CacheBehindOwnWrite(KcontrolError):
+    """A Deployment write was not sent: the copy it was based on is older than this
+    controller's own last write of that Deployment, so the server would refuse it with 409
+    Conflict. Not an error of the sync: the informer has yet to deliver that write, and its
+    event enqueues the Deployment again."""
+
+    def __init__(self, key: str, version: str) -> None:
+        self.key = key
+        self.version = version
+        super().__init__(
+            f"deployment {key} at resourceVersion {version} is older than this "
+            "controller's own last write of it"
+        )
+
+
+class SpentVersions:
+    """Per Deployment key, the resourceVersion its last successful write by this controller
+    was preconditioned on: a version the server has already moved past, so another write
+    preconditioned on it is certain to conflict. Belongs to one event loop."""
+
+    __slots__ = ("_spent",)
+
+    def __init__(self) -> None:
+        self._spent: dict[str, str] = {}
+
+    def is_spent(self, key: str, version: str) -> bool:
+        """Whether a write of ``key`` preconditioned on ``version`` would conflict with
+        this controller's own last write."""
+        return bool(version) and self._spent.get(key) == version
+
+    def spend(self, key: str, version: str) -> None:
+        """Record that a write of ``key`` preconditioned on ``version`` changed the object
+        (a write that changed nothing leaves ``version`` current)."""
+        if version:
+            self._spent[key] = version
+
+    def forget(self, key: str) -> None:
+        """Drop ``key`` (its Deployment was deleted)."""
+        self._spent.pop(key, None)
+
+    def __len__(self) -> int:
+        return len(self._spent)
+
+
 @dataclass(frozen=True, slots=True)
 class SyncContext:
     """The collaborators of the sync steps: the API ``client``, the event ``recorder``
     (source ``deployment-controller``), the ReplicaSet lister (for re-reading a ReplicaSet
-    after AlreadyExists) and the ``clock`` whose wall time stamps conditions and measures
-    progress deadlines."""
+    after AlreadyExists), the ``clock`` whose wall time stamps conditions and measures
+    progress deadlines, and the versions this controller's Deployment writes have spent."""
 
     client: Client
     recorder: EventRecorder
     rs_lister: Lister
     clock: Clock
+    spent: SpentVersions = field(default_factory=SpentVersions)
 
     def now(self) -> datetime:
         """The wall-clock time conditions are stamped and deadlines measured with."""
@@ -69,20 +122,40 @@ def _carry_resource_version(target: MutableMapping[str, Any], answer: Mapping[st
         target.setdefault("metadata", {})["resourceVersion"] = version
 
 
+def _check_not_spent(ctx: SyncContext, deployment: Mapping[str, Any]) -> tuple[str, str]:
+    key = f"{namespace_of(deployment)}/{name_of(deployment)}"
+    version = str(meta(deployment).get("resourceVersion") or "")
+    if ctx.spent.is_spent(key, version):
+        raise CacheBehindOwnWrite(key, version)
+    return key, version
+
+
+def _spend(ctx: SyncContext, key: str, version: str, answer: Mapping[str, Any]) -> None:
+    # A write that changed nothing leaves the object (and its resourceVersion) as it was.
+    if str(meta(answer).get("resourceVersion") or "") != version:
+        ctx.spent.spend(key, version)
+
+
 async def update_deployment_status(
     ctx: SyncContext, deployment: MutableMapping[str, Any]
 ) -> Object:
     """PUT ``deployment`` (the caller's copy) to its ``status`` subresource; the copy then
-    carries the new resourceVersion. Conflict propagates."""
+    carries the new resourceVersion. Conflict propagates; :class:`CacheBehindOwnWrite` is
+    raised, and nothing sent, when the copy predates this controller's own last write."""
+    key, version = _check_not_spent(ctx, deployment)
     answer = await ctx.client.update_status(DEPLOYMENTS, deployment)
+    _spend(ctx, key, version, answer)
     _carry_resource_version(deployment, answer)
     return answer
 
 
 async def update_deployment(ctx: SyncContext, deployment: MutableMapping[str, Any]) -> Object:
     """PUT ``deployment`` (the caller's copy); the copy then carries the new
-    resourceVersion. Conflict propagates."""
+    resourceVersion. Conflict and :class:`CacheBehindOwnWrite` propagate as for
+    :func:`update_deployment_status`."""
+    key, version = _check_not_spent(ctx, deployment)
     answer = await ctx.client.update(DEPLOYMENTS, deployment)
+    _spend(ctx, key, version, answer)
     _carry_resource_version(deployment, answer)
     return answer
 

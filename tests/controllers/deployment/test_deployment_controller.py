@@ -21,6 +21,7 @@ from kcontrol.informers import DeletedFinalStateUnknown
 from kcontrol.labels import Selector, selector_from_label_selector
 from kcontrol.testing import Action
 from kcontrol_controllers.deployment import QUEUE_NAME, compute_hash
+from kcontrol_controllers.deployment._writes import CacheBehindOwnWrite, update_deployment_status
 
 HASH = "pod-template-hash"
 
@@ -185,6 +186,48 @@ async def test_conflict_is_an_error_that_counts_toward_max_retries() -> None:
         assert queue.num_requeues(key(d)) == retries
     await f.dc.controller._process(key(d))
     assert queue.num_requeues(key(d)) == 0  # dropped (forgotten) after the 15th retry
+
+
+async def test_no_write_over_the_controllers_own_last_write() -> None:
+    """A sync on a cache that has not yet seen the controller's own last write of the
+    Deployment sends no write the server would refuse with 409: it ends quietly (no error,
+    no retry), and the sync that the informer's event for that write triggers goes on."""
+    f = Fixture()
+    (d,) = f.seed(new_deployment("foo", 1))
+    assert await f.sync(d) is None
+    assert f.summary()[0] == "create replicasets"
+    assert "update deployments/status" in f.summary()
+    for replica_set in f.client.tracker.list(REPLICASETS, namespace=NAMESPACE)["items"]:
+        f.informers.for_resource(REPLICASETS).indexer.update(replica_set)
+    f.client.clear_actions()
+
+    assert await f.sync(d) is None  # the cache still holds the Deployment as it was
+    assert f.writes() == []
+    assert f.dc.controller.queue.num_requeues(key(d)) == 0
+
+    stored = f.client.tracker.get(DEPLOYMENTS, "foo", namespace=NAMESPACE)
+    f.informers.for_resource(DEPLOYMENTS).indexer.update(copy.deepcopy(stored))
+    f.dc.update_deployment(d, stored)
+    assert await f.queued() == [key(d)]  # the event of the own write syncs it again
+    assert await f.sync(d) is None  # on the current version: any write goes through
+
+
+async def test_a_write_that_changed_nothing_spends_no_version() -> None:
+    """The server keeps the resourceVersion of an update that changes nothing; a later
+    write based on it is not refused, so it is sent."""
+    f = Fixture()
+    (d,) = f.seed(new_deployment("foo", 1))
+    ctx = f.ctx
+    same = copy.deepcopy(d)
+    await update_deployment_status(ctx, same)
+    assert same["metadata"]["resourceVersion"] == d["metadata"]["resourceVersion"]
+    changed = copy.deepcopy(d)
+    changed["status"] = {"observedGeneration": 1}
+    await update_deployment_status(ctx, changed)
+    assert changed["metadata"]["resourceVersion"] != d["metadata"]["resourceVersion"]
+    with pytest.raises(CacheBehindOwnWrite):
+        await update_deployment_status(ctx, copy.deepcopy(d))
+    assert f.summary() == ["update deployments/status", "update deployments/status"]
 
 
 async def test_namespace_terminating_drops_the_key() -> None:
