@@ -8,6 +8,8 @@ the caches and the expectations, and reads as a sequence of steps::
     claim its pods         (adopt matching orphans, release pods that stopped matching)
     expectations satisfied and not being deleted?
                            -> create or delete pods (see _manage)
+    pods created and not yet seen?
+                           -> done: the sync their events trigger writes the status
     write the status       (only if it changed)
     a manage failure?      -> fail (retried with backoff)
     pods about to become available?
@@ -142,6 +144,9 @@ class ReplicaSetSyncer:
         failure = None
         if needs_sync and _meta(rs).get("deletionTimestamp") is None:
             failure = await self._manager.manage(rs, active_pods, self._clock.wall())
+            if failure is None and self._creations_unseen(key):
+                _log.debug("status write left to the sync the new pods trigger", key=key)
+                return None
 
         now = self._clock.wall()  # availability of the status and of the requeue alike
         new_status = calculate_status(
@@ -153,6 +158,22 @@ class ReplicaSetSyncer:
         if failure is not None:
             raise failure.error
         return self._availability_check(key, updated, active_pods, now)
+
+    def _creations_unseen(self, key: str) -> bool:
+        """Whether this sync's pod creations all succeeded and some are not in the cache
+        yet. Each of them enqueues the ReplicaSet when it arrives, and that sync writes a
+        status counting it; the status this sync would write, from the pods as they were
+        before, would be superseded at once, so it is not written. (Upstream writes it.)
+
+        Deletions are not treated so: the sync their events trigger may see the pods
+        terminating, a state the status reports, and it must not depend on which write
+        came first whether the status shows it."""
+        expectations = self._expectations.get_expectations(key)
+        return (
+            expectations is not None
+            and expectations.add > 0
+            and not self._expectations.satisfied_expectations(key)
+        )
 
     async def _claim_pods(
         self, key: str, rs: Mapping[str, Any], selector: Selector, pods: Sequence[Object]

@@ -144,8 +144,31 @@ async def test_creates_missing_pods_from_the_template_and_expects_them() -> None
     )
     expectations = f.rsc.expectations.get_expectations(KEY)
     assert expectations is not None and (expectations.add, expectations.delete) == (3, 0)
-    # The status reflects the pods seen in the cache: none yet.
-    assert f.last_status()["replicas"] == 0
+    # No status yet: it would count the pods seen in the cache (none), and the sync that
+    # the new pods' events trigger supersedes it at once.
+    assert f.status_updates() == []
+
+    f.refresh_rs_cache()
+    f.observe_new_pods()
+    f.client.clear_actions()
+    assert await f.rsc.sync(KEY) is None
+    assert f.pod_creates() == []
+    assert f.last_status()["replicas"] == 3
+    assert f.server_rs()["status"]["observedGeneration"] == rs["metadata"]["generation"]
+
+
+async def test_status_is_written_when_scaling_down() -> None:
+    """Only creations leave the status to the next sync: the pods a scale-down deletes
+    turn terminating, which the status reports."""
+    f = Fixture()
+    rs = f.add_rs(new_replica_set(1))
+    for name in ("a", "b"):
+        f.add_pod(new_pod(name, rs))
+
+    assert await f.rsc.sync(KEY) is None
+
+    assert len(f.pod_deletes()) == 1
+    assert f.last_status()["replicas"] == 2
 
 
 async def test_pod_events_are_about_the_replica_set() -> None:
@@ -249,6 +272,10 @@ async def test_replica_failure_is_cleared_once_managing_succeeds() -> None:
     assert await f.rsc.sync(KEY) is None
 
     assert len(f.pod_creates()) == 2
+    assert f.status_updates() == []  # left to the sync the new pods trigger
+    f.refresh_rs_cache()
+    f.observe_new_pods()
+    assert await f.rsc.sync(KEY) is None
     assert "conditions" not in f.last_status()
     assert "conditions" not in f.server_rs()["status"]
 
@@ -289,7 +316,7 @@ async def test_creation_refused_in_terminating_namespace_is_not_reported() -> No
 
     assert len(f.pod_creates()) == 2  # counted as successes: the slow start goes on
     assert f.recorder.events == []
-    assert "conditions" not in f.last_status()
+    assert f.status_updates() == []  # no ReplicaFailure (nor any status: the pods are awaited)
 
 
 async def test_template_without_labels_creates_nothing() -> None:
@@ -422,7 +449,7 @@ async def test_matching_orphans_are_adopted_after_a_live_check() -> None:
         "metadata": {"ownerReferences": [controller_ref(rs)], "uid": orphan["metadata"]["uid"]}
     }
     assert len(f.pod_creates()) == 1  # the adopted pod counts
-    assert f.last_status()["replicas"] == 1
+    assert f.status_updates() == []  # left to the sync the new pod triggers
 
 
 async def test_adoption_is_a_write_the_informer_must_see() -> None:
@@ -649,12 +676,8 @@ async def test_sync_waits_for_the_informers_to_see_its_writes() -> None:
 
     (pod,) = f.client.tracker.list(PODS, namespace=NS)["items"]
     written = store.pending(KEY)
-    assert written == {
-        PODS: pod["metadata"]["resourceVersion"],
-        REPLICASETS: f.server_rs()["metadata"]["resourceVersion"],
-    }
+    assert written == {PODS: pod["metadata"]["resourceVersion"]}  # no status write yet
     seen[PODS] = str(int(written[PODS]) - 1)  # the pod informer is behind
-    seen[REPLICASETS] = written[REPLICASETS]
     f.client.clear_actions()
     assert await f.rsc.sync(KEY) == Result(requeue=True)  # retried rate-limited, quietly
     assert f.client.actions == []
@@ -664,9 +687,17 @@ async def test_sync_waits_for_the_informers_to_see_its_writes() -> None:
     assert skips == 1.0
 
     seen[PODS] = written[PODS]
+    f.observe_new_pods()
+    await f.rsc.sync(KEY)  # caught up: the sync runs and writes the status
+    status_version = f.server_rs()["metadata"]["resourceVersion"]
+    assert store.pending(KEY) == {REPLICASETS: status_version}
+    seen[REPLICASETS] = str(int(status_version) - 1)  # the ReplicaSet informer is behind
+    assert await f.rsc.sync(KEY) == Result(requeue=True)
+    seen[REPLICASETS] = status_version
     f.refresh_rs_cache()
-    await f.rsc.sync(KEY)  # caught up: the sync runs (and writes nothing new)
-    assert store.pending(KEY) == {REPLICASETS: written[REPLICASETS]}
+    f.client.clear_actions()
+    assert await f.rsc.sync(KEY) is None  # caught up: the sync runs, nothing left to write
+    assert f.writes() == []
 
 
 # -- a full scale-up and scale-down with a small burst -------------------------------------------
