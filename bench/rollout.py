@@ -92,6 +92,8 @@ Usage::
 
 (``python bench/rollout.py`` works too.) ``--merge FILE`` adds the runs of earlier ``--dump``
 files to the tables and the results (``--runs 0`` with ``--merge`` only renders them).
+``--profile DIR`` attaches py-spy to each kcontrol run and leaves its raw collapsed stacks
+in ``DIR/<run>.txt`` (``python -m bench.profile`` summarises them; KCM is never profiled).
 ``--json`` writes the medians and every run in ``bench/_results.py``'s format, for
 ``bench/report.py``'s plots.
 """
@@ -557,6 +559,8 @@ class Bench:
             await client.create(NAMESPACES, {"metadata": {"name": namespace}})
             await self.cluster.wait_for_service_account(namespace)
             controller = ControllerProcess(impl, self.cluster, limit, self.directory, tag)
+            if self.args.profile:
+                controller.profile = Path(self.args.profile) / f"{tag}.txt"
             await controller.start()
             try:
                 await asyncio.sleep(SETTLE_SECONDS)
@@ -1007,6 +1011,11 @@ def main() -> None:
     parser.add_argument("--json", help="write the results (bench/_results.py's format) here")
     parser.add_argument("--dump", help="write the raw runs as JSON here (after every run)")
     parser.add_argument("--merge", action="append", help="earlier --dump files to include")
+    parser.add_argument(
+        "--profile",
+        help="directory for py-spy's collapsed stacks of each kcontrol run (figures of such "
+        "runs are not for quoting: the sampler shares the cores)",
+    )
     parser.add_argument("--keep-logs", action="store_true")
     args = parser.parse_args()
     started = datetime.datetime.now(datetime.UTC)
