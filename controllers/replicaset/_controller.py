@@ -39,6 +39,7 @@ from kcontrol.informers import (
     ResourceEventHandlerFuncs,
     SharedInformerFactory,
     deleted_object,
+    label_index,
 )
 from kcontrol.logging import get_logger
 
@@ -72,6 +73,10 @@ __all__ = [
 ]
 
 _log = get_logger(__name__)
+
+POD_TEMPLATE_HASH_LABEL = "pod-template-hash"
+"""The label a Deployment's ReplicaSets tell their pods apart by (apps/v1's
+``DefaultDeploymentUniqueLabelKey``)."""
 
 
 def _meta(obj: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -118,6 +123,10 @@ class ReplicaSetController:
         pod_informer = informers.for_resource(PODS)
         ensure_index(rs_informer, CONTROLLER_UID_INDEX, controller_uid_index_func)
         ensure_index(pod_informer, POD_CONTROLLER_INDEX, pod_controller_index_func)
+        # The ReplicaSets of a Deployment select their pods by pod-template-hash, so that a
+        # scale-down's look at its siblings' pods (indirectly_related_pods) reads theirs
+        # rather than every pod of the namespace.
+        ensure_index(pod_informer, *label_index(POD_TEMPLATE_HASH_LABEL))
         self._lookup = ReplicaSetLookup(
             rs_informer.lister(), rs_informer.indexer, pod_informer.lister()
         )

@@ -48,11 +48,13 @@ from kcontrol.informers._shared_informer import (
     wait_for_cache_sync,
 )
 from kcontrol.informers._store import (
+    LABEL_INDEX_PREFIX,
     NAMESPACE_INDEX,
     IndexedStore,
     Indexer,
     IndexFunc,
     Store,
+    label_index,
     meta_namespace_index_func,
 )
 from kcontrol.informers._transforms import (
@@ -62,6 +64,7 @@ from kcontrol.informers._transforms import (
 )
 
 __all__ = [
+    "LABEL_INDEX_PREFIX",
     "MINIMUM_RESYNC_PERIOD",
     "NAMESPACE_INDEX",
     "BackoffManager",
@@ -89,6 +92,7 @@ __all__ = [
     "chain_transforms",
     "deleted_object",
     "intern_strings",
+    "label_index",
     "meta_namespace_index_func",
     "meta_namespace_key_func",
     "set_gc_freeze_after_sync",

@@ -15,7 +15,7 @@ from typing import Protocol, overload
 from kcontrol import labels
 from kcontrol.client import Object, Resource
 from kcontrol.errors import NotFound
-from kcontrol.informers._store import NAMESPACE_INDEX, Indexer
+from kcontrol.informers._store import LABEL_INDEX_PREFIX, NAMESPACE_INDEX, Indexer
 
 __all__ = ["LabelSelector", "Lister"]
 
@@ -69,18 +69,42 @@ class Lister:
         """Objects in ``namespace`` (all namespaces when None) whose labels match ``selector``
         (all when None); a string is parsed with :func:`kcontrol.labels.parse` (raising
         :class:`kcontrol.labels.SelectorError` when malformed). Uses the namespace index, so
-        it costs O(objects in namespace)."""
+        it costs O(objects in namespace) - or, when the cache carries a
+        :func:`~kcontrol.informers.label_index` on a label the selector requires one value
+        of, O(objects with that value)."""
         if isinstance(selector, str):
             selector = labels.parse(selector)
-        if namespace and self._resource.namespaced:
-            items = self._indexer.by_index(NAMESPACE_INDEX, namespace)
-        else:
-            items = self._indexer.list()
+        items = None if selector is None else self._by_required_label(namespace, selector)
+        if items is None:
+            if namespace and self._resource.namespaced:
+                items = self._indexer.by_index(NAMESPACE_INDEX, namespace)
+            else:
+                items = self._indexer.list()
         if selector is None:
             return items
         return [
             obj for obj in items if selector.matches(obj.get("metadata", {}).get("labels") or {})
         ]
+
+    def _by_required_label(
+        self, namespace: str | None, selector: LabelSelector
+    ) -> builtins.list[Object] | None:
+        """The objects of a label index bucket that holds every match of ``selector``, or
+        None when no label index applies."""
+        if not isinstance(selector, labels.Selector):
+            return None
+        namespaced = self._resource.namespaced
+        if namespaced and not namespace:
+            return None
+        for index_name in self._indexer.get_indexers():
+            if not index_name.startswith(LABEL_INDEX_PREFIX):
+                continue
+            value = selector.requires_exact_match(index_name[len(LABEL_INDEX_PREFIX) :])
+            if value is not None:
+                return self._indexer.by_index(
+                    index_name, f"{namespace}/{value}" if namespaced else value
+                )
+        return None
 
     def by_index(self, index_name: str, value: str) -> builtins.list[Object]:
         """Objects whose ``index_name`` index function produced ``value``."""

@@ -182,6 +182,7 @@ def test_lister_by_index() -> None:
 def test_public_surface_is_deliberate() -> None:
     assert sorted(kcontrol.informers.__all__) == sorted(
         [
+            "LABEL_INDEX_PREFIX",
             "MINIMUM_RESYNC_PERIOD",
             "NAMESPACE_INDEX",
             "BackoffManager",
@@ -209,6 +210,7 @@ def test_public_surface_is_deliberate() -> None:
             "chain_transforms",
             "deleted_object",
             "intern_strings",
+            "label_index",
             "strip_managed_fields",
             "meta_namespace_index_func",
             "meta_namespace_key_func",
