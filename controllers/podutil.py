@@ -10,12 +10,11 @@ float seconds.
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from kcontrol.client import Object
+from kcontrol.client import Object, deep_copy
 from kcontrol.controller import get_controller_of
 from kcontrol.informers import Indexer, IndexFunc, SharedIndexInformer
 from kcontrol.labels import Selector
@@ -333,5 +332,5 @@ def pod_from_template(
         "apiVersion": "v1",
         "kind": "Pod",
         "metadata": metadata,
-        "spec": copy.deepcopy(template.get("spec") or {}),
+        "spec": deep_copy(template.get("spec") or {}),
     }

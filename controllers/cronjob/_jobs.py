@@ -8,12 +8,11 @@ helpers here change the CronJob they are given in place, as upstream's do on its
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Mapping, MutableMapping
 from datetime import UTC, datetime, tzinfo
 from typing import Any, Final
 
-from kcontrol.client import JOBS, Object
+from kcontrol.client import JOBS, Object, deep_copy
 from kcontrol.events import object_reference
 
 from ..podutil import new_controller_ref, parse_time
@@ -167,7 +166,7 @@ def job_from_template(cron_job: Mapping[str, Any], scheduled_time: datetime) -> 
             "creationTimestamp": format_rfc3339(scheduled_time, UTC),
             "ownerReferences": [new_controller_ref(cron_job, API_VERSION, KIND)],
         },
-        "spec": copy.deepcopy(template.get("spec") or {}),
+        "spec": deep_copy(template.get("spec") or {}),
     }
 
 

@@ -35,14 +35,13 @@ activation plus 100 ms - and nothing polls. Failures are retried rate-limited, f
 
 from __future__ import annotations
 
-import copy
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any, Final
 
-from kcontrol.client import CRONJOBS, JOBS, Client, Object
+from kcontrol.client import CRONJOBS, JOBS, Client, Object, deep_copy
 from kcontrol.clock import Clock
 from kcontrol.controller import Result, get_controller_of
 from kcontrol.errors import AlreadyExists, NotFound, error_message, is_namespace_terminating
@@ -160,7 +159,7 @@ class CronJobSyncer:
             _log.debug("CronJob not found, may be it is deleted", cronjob=key)
             return None
         jobs = self.jobs_to_be_reconciled(cached)
-        cron_job = copy.deepcopy(cached)
+        cron_job = deep_copy(cached)
         cleaned_up = await self.cleanup_finished_jobs(cron_job, jobs)
         outcome = await self.sync_cron_job(cron_job, jobs)
         if outcome.error is not None:

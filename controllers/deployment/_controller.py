@@ -23,13 +23,12 @@ caches and converges it, in upstream's priority order:
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Mapping
 from typing import Any, Final
 
 from prometheus_client import CollectorRegistry
 
-from kcontrol.client import DEPLOYMENTS, PODS, REPLICASETS, Client, Object
+from kcontrol.client import DEPLOYMENTS, PODS, REPLICASETS, Client, Object, deep_copy
 from kcontrol.clock import Clock, RealClock
 from kcontrol.controller import (
     Controller,
@@ -346,7 +345,7 @@ class DeploymentController:
             _log.debug("deployment has been deleted", key=key)
             self._ctx.spent.forget(key)
             return None
-        deployment: Object = copy.deepcopy(cached)  # never change the cache
+        deployment: Object = deep_copy(cached)  # never change the cache
         try:
             return await self._sync_deployment(deployment)
         except CacheBehindOwnWrite as behind:

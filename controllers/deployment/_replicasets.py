@@ -14,11 +14,10 @@ missing map or list equals an empty one (and a JSON ``null`` equals a missing fi
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from kcontrol.client import Object
+from kcontrol.client import Object, deep_copy
 from kcontrol.labels import SelectorError, selector_from_label_selector
 
 from ._annotations import get_desired_replicas_annotation
@@ -254,7 +253,7 @@ def clone_selector_and_add_label(
     selector: Mapping[str, Any] | None, key: str, value: str
 ) -> dict[str, Any]:
     """A deep copy of a LabelSelector with ``key=value`` added to ``matchLabels``."""
-    result: dict[str, Any] = copy.deepcopy(dict(selector or {}))
+    result: dict[str, Any] = deep_copy(dict(selector or {}))
     result["matchLabels"] = clone_and_add_label(result.get("matchLabels"), key, value)
     return result
 

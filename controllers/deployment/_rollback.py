@@ -12,11 +12,10 @@ and the ordinary sync recognises the old ReplicaSet by template equality.
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Mapping, MutableMapping, Sequence
 from typing import Any, Final
 
-from kcontrol.client import Object
+from kcontrol.client import Object, deep_copy
 from kcontrol.events import EVENT_TYPE_NORMAL, EVENT_TYPE_WARNING
 from kcontrol.logging import get_logger
 
@@ -120,7 +119,7 @@ def _set_from_replica_set_template(
         new_template["metadata"]["labels"] = {
             k: v for k, v in labels.items() if k != DEFAULT_UNIQUE_LABEL_KEY
         }
-    deployment.setdefault("spec", {})["template"] = copy.deepcopy(new_template)
+    deployment.setdefault("spec", {})["template"] = deep_copy(new_template)
 
 
 def _warn(ctx: SyncContext, deployment: Mapping[str, Any], reason: str, message: str) -> None:

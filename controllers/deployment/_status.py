@@ -15,11 +15,10 @@ field by field with absent counts reading as 0.
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Mapping, MutableMapping, Sequence
 from typing import Any, Final
 
-from kcontrol.client import Object
+from kcontrol.client import Object, deep_copy
 
 from ._conditions import (
     AVAILABLE,
@@ -96,7 +95,7 @@ def calculate_status(
         new_status["collisionCount"] = current["collisionCount"]
     conditions = current.get("conditions")
     if conditions:
-        new_status["conditions"] = copy.deepcopy(list(conditions))
+        new_status["conditions"] = deep_copy(list(conditions))
     if available >= spec_replicas(deployment) - max_unavailable(deployment):
         condition = new_condition(
             AVAILABLE,

@@ -10,11 +10,10 @@ read. API errors propagate to the sync, which requeues the Deployment.
 from __future__ import annotations
 
 import contextlib
-import copy
 from collections.abc import Mapping, MutableMapping, Sequence
 from typing import Any, Final
 
-from kcontrol.client import REPLICASETS, Object
+from kcontrol.client import REPLICASETS, Object, deep_copy
 from kcontrol.errors import (
     NAMESPACE_TERMINATING_CAUSE,
     AlreadyExists,
@@ -185,7 +184,7 @@ async def _sync_existing_new_replica_set(
 ) -> Object:
     """Bring the new ReplicaSet's annotations and minReadySeconds up to date; once they are,
     copy its revision to the Deployment (and note when progress tracking found it)."""
-    rs_copy = copy.deepcopy(existing)
+    rs_copy = deep_copy(existing)
     annotations_updated = set_new_replica_set_annotations(
         deployment, rs_copy, new_revision, True, MAX_REV_HISTORY_LENGTH_IN_CHARS
     )
@@ -230,7 +229,7 @@ def replica_set_name(deployment_name: str, pod_template_hash: str) -> str:
 
 def _new_replica_set(deployment: Mapping[str, Any]) -> Object:
     """The ReplicaSet a Deployment's template calls for, named and labelled by its hash."""
-    template: dict[str, Any] = copy.deepcopy(dict(template_of(deployment)))
+    template: dict[str, Any] = deep_copy(dict(template_of(deployment)))
     collision_count = status(deployment).get("collisionCount")
     pod_template_hash = compute_hash(
         template, None if collision_count is None else int(collision_count)

@@ -23,12 +23,11 @@ duplicates of an index are deleted first. Every pod is created with the tracking
 from __future__ import annotations
 
 import asyncio
-import copy
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
-from kcontrol.client import Object
+from kcontrol.client import Object, deep_copy
 from kcontrol.clock import Clock
 from kcontrol.controller import ControllerExpectations
 from kcontrol.errors import NotFound, is_namespace_terminating
@@ -297,7 +296,7 @@ class PodManager:
         name = str(meta(job).get("name", ""))
         self._expectations.expect_creations(key, diff)
         _log.debug("too few pods running", key=key, creating=diff)
-        template = copy.deepcopy(dict(spec(job).get("template") or {}))
+        template = deep_copy(dict(spec(job).get("template") or {}))
         if is_indexed(job):
             add_completion_index_env_variables(template)
         finalizers = template.setdefault("metadata", {}).setdefault("finalizers", [])
@@ -314,7 +313,7 @@ class PodManager:
             pod_template: dict[str, Any] = template
             generate_name = ""
             if index is not None:
-                pod_template = copy.deepcopy(template)
+                pod_template = deep_copy(template)
                 add_completion_index(pod_template, index, name)
                 generate_name = pod_generate_name_with_index(name, index)
                 if has_backoff_limit_per_index(job):

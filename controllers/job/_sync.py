@@ -26,11 +26,10 @@ status. A port of ``syncJob`` and ``getPodsForJob``, level-based and in upstream
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from kcontrol.client import JOBS, PODS, Client, Object
+from kcontrol.client import JOBS, PODS, Client, Object, deep_copy
 from kcontrol.clock import Clock
 from kcontrol.controller import (
     ClaimError,
@@ -206,7 +205,7 @@ class JobSyncer:
         started = self._clock.now()
         outcome = {"action": ACTION_RECONCILING, "result": "error"}
         try:
-            await self._sync_job(key, copy.deepcopy(shared), outcome)
+            await self._sync_job(key, deep_copy(shared), outcome)
             outcome["result"] = "success"
         finally:
             self._metrics.observe_sync(
@@ -448,7 +447,7 @@ class JobSyncer:
             version = str(meta(pod).get("resourceVersion") or "")
             self._consistency.wrote_at(key, uid_of(job), PODS, version)
             if not has_tracking_finalizer(pod):  # adopted: counted as if it had it
-                adopted = copy.deepcopy(pod)
+                adopted = deep_copy(pod)
                 adopted["metadata"].setdefault("finalizers", []).append(JOB_TRACKING_FINALIZER)
                 claimed[position] = adopted
 

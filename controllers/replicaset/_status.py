@@ -8,12 +8,11 @@ fails.
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from kcontrol.client import REPLICASETS, Client, Object
+from kcontrol.client import REPLICASETS, Client, Object, deep_copy
 from kcontrol.labels import selector_from_set
 from kcontrol.logging import get_logger
 
@@ -125,7 +124,7 @@ def calculate_status(
 
     Other fields (``observedGeneration``, other conditions) are carried over unchanged.
     """
-    status: dict[str, Any] = copy.deepcopy(dict(rs.get("status") or {}))
+    status: dict[str, Any] = deep_copy(dict(rs.get("status") or {}))
     spec = rs.get("spec") or {}
     template_labels = ((spec.get("template") or {}).get("metadata") or {}).get("labels")
     template_selector = selector_from_set(template_labels, validate=False)

@@ -33,7 +33,6 @@ Defaults, and why:
 from __future__ import annotations
 
 import contextlib
-import copy
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Self
@@ -46,7 +45,7 @@ from kcontrol.builder._handlers import (
 )
 from kcontrol.builder._predicates import Predicate
 from kcontrol.builder._request import Finalize, Reconcile, Request
-from kcontrol.client import Object, Resource, Writer
+from kcontrol.client import Object, Resource, Writer, deep_copy
 from kcontrol.controller import Controller, ControllerOptions, Result
 from kcontrol.controllerutil import (
     add_finalizer,
@@ -394,13 +393,13 @@ def _sync_func(
             result = await finalizer.finalize(request)
             if _requeues(result):
                 return result
-            released = copy.deepcopy(obj)
+            released = deep_copy(obj)
             remove_finalizer(released, finalizer.name)
             with contextlib.suppress(NotFound):  # already gone
                 await patch_finalizers(writer, resource, released)
             return None
         if not contains_finalizer(obj, finalizer.name):
-            held = copy.deepcopy(obj)
+            held = deep_copy(obj)
             add_finalizer(held, finalizer.name)
             await patch_finalizers(writer, resource, held)
         return await reconcile(request)

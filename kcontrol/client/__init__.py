@@ -9,6 +9,7 @@ from kcontrol.client._config import (
     TokenFileAuth,
     load_config,
 )
+from kcontrol.client._copy import deep_copy
 from kcontrol.client._decode import encode_json
 from kcontrol.client._fields import FieldsV1
 from kcontrol.client._gate import WriteGate
@@ -116,6 +117,7 @@ __all__ = [
     "WriteGate",
     "WriteRefused",
     "Writer",
+    "deep_copy",
     "encode_json",
     "load_config",
 ]

@@ -13,9 +13,10 @@ number, but ``True`` is not ``1`` (Python's ``==`` says it is).
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Mapping
 from typing import Any
+
+from kcontrol.client import deep_copy
 
 __all__ = ["holds_fields", "json_equal", "merge_patch"]
 
@@ -37,13 +38,13 @@ def merge_patch(before: Mapping[str, Any], after: Mapping[str, Any]) -> dict[str
             if old is not None:
                 patch[key] = None
         elif old is None:
-            patch[key] = copy.deepcopy(new)
+            patch[key] = deep_copy(new)
         elif isinstance(old, Mapping) and isinstance(new, Mapping):
             nested = merge_patch(old, new)
             if nested:
                 patch[key] = nested
         elif not json_equal(old, new):
-            patch[key] = copy.deepcopy(new)
+            patch[key] = deep_copy(new)
     return patch
 
 

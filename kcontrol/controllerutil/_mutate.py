@@ -30,13 +30,12 @@ defaults writes on every call.
 
 from __future__ import annotations
 
-import copy
 import enum
 import inspect
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Protocol
 
-from kcontrol.client import Client, Object, PatchType, Resource
+from kcontrol.client import Client, Object, PatchType, Resource, deep_copy
 from kcontrol.controllerutil._merge import json_equal, merge_patch
 from kcontrol.controllerutil._meta import metadata_of, object_key
 from kcontrol.errors import NotFound
@@ -99,7 +98,7 @@ async def create_or_update(
     current = await _read(client, reader, resource, key)
     if current is None:
         return await _create(client, resource, obj, mutate, key), OperationResult.CREATED
-    desired = copy.deepcopy(current)
+    desired = deep_copy(current)
     await _mutate(mutate, desired, resource, key)
     if json_equal(desired, current):
         return desired, OperationResult.NONE
@@ -132,7 +131,7 @@ async def create_or_patch(
     current = await _read(client, reader, resource, key)
     if current is None:
         return await _create(client, resource, obj, mutate, key), OperationResult.CREATED
-    desired = copy.deepcopy(current)
+    desired = deep_copy(current)
     await _mutate(mutate, desired, resource, key)
     object_patch = merge_patch(_without_status(current), _without_status(desired))
     status_patch = merge_patch(_only_status(current), _only_status(desired))
@@ -180,7 +179,7 @@ async def _read(
         found = await source.get(resource, key[0], namespace=key[1])
     except NotFound:
         return None
-    return copy.deepcopy(dict(found))
+    return deep_copy(dict(found))
 
 
 async def _create(
@@ -190,7 +189,7 @@ async def _create(
     mutate: MutateFn,
     key: tuple[str, str | None],
 ) -> Object:
-    desired: Object = copy.deepcopy(dict(obj))
+    desired: Object = deep_copy(dict(obj))
     desired.setdefault("apiVersion", resource.api_version)
     desired.setdefault("kind", resource.kind)
     await _mutate(mutate, desired, resource, key)

@@ -18,12 +18,11 @@ caller. While one event is being retried the queue keeps filling, up to ``queue_
 from __future__ import annotations
 
 import asyncio
-import copy
 import random
 
 from prometheus_client import CollectorRegistry
 
-from kcontrol.client import EVENTS, Object, PatchType, Writer
+from kcontrol.client import EVENTS, Object, PatchType, Writer, deep_copy
 from kcontrol.clock import Clock, RealClock
 from kcontrol.errors import AlreadyExists, ApiConnectionError, ApiError, NotFound, WriteRefused
 from kcontrol.events._correlator import CorrelatorOptions, EventCorrelation, EventCorrelator
@@ -221,7 +220,7 @@ class EventBroadcaster:
                 pass  # the Event expired (or was deleted): write it anew
             else:
                 return patched, "patch"
-        body = copy.deepcopy(event)
+        body = deep_copy(event)
         body["metadata"].pop("resourceVersion", None)
         created = await self._client.create(EVENTS, body, namespace=meta["namespace"])
         return created, "create"

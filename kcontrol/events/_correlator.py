@@ -23,13 +23,12 @@ from ``now()``, timestamps written into Events from ``wall()``.
 
 from __future__ import annotations
 
-import copy
 from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
-from kcontrol.client import Object
+from kcontrol.client import Object, deep_copy
 from kcontrol.clock import Clock
 from kcontrol.events._event import EventNamer, format_time
 from kcontrol.flowcontrol import TokenBucketRateLimiter
@@ -196,7 +195,7 @@ class _Aggregator:
                 "name": self._namer.name(involved.get("name", "")),
                 "namespace": event["metadata"].get("namespace"),
             },
-            "involvedObject": copy.deepcopy(involved),
+            "involvedObject": deep_copy(involved),
             "reason": event.get("reason"),
             "message": AGGREGATE_MESSAGE_PREFIX + event.get("message", ""),
             "type": event.get("type"),
@@ -229,7 +228,7 @@ class _Logger:
         self._observations: _LRU[tuple[str, ...], _Observation] = _LRU(options.lru_size)
 
     def observe(self, event: Object, key: tuple[str, ...]) -> tuple[Object, dict[str, Any] | None]:
-        event = copy.deepcopy(event)
+        event = deep_copy(event)
         patch: dict[str, Any] | None = None
         last = self._observations.get(key)
         if last is not None and last.count > 0:

@@ -3,7 +3,7 @@
 A port of client-go's generated listers (``GenericLister``). Every read is answered from the
 cache, never from the server: it is as fresh as the informer (eventually consistent) and
 costs no API call. Returned objects are the cached ones, shared with every other reader:
-deep-copy before changing them.
+copy them with :func:`kcontrol.client.deep_copy` before changing them.
 """
 
 from __future__ import annotations

@@ -8,11 +8,10 @@ set is lost. client-go's LeaseLock behaves the same; this is the only fencing le
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Mapping
 from typing import Any, Protocol
 
-from kcontrol.client import LEASES, Client, Object
+from kcontrol.client import LEASES, Client, Object, deep_copy
 from kcontrol.errors import LockNotInitialized
 from kcontrol.events import EventRecorder
 from kcontrol.leaderelection._record import (
@@ -94,7 +93,7 @@ class LeaseLock:
     @property
     def lease(self) -> Object | None:
         """A copy of the Lease as last read or written, or ``None`` before the first."""
-        return copy.deepcopy(self._lease)
+        return deep_copy(self._lease)
 
     def describe(self) -> str:
         return f"{self.namespace}/{self.name}"
@@ -121,7 +120,7 @@ class LeaseLock:
             raise LockNotInitialized(
                 f"lease {self.describe()} not initialized, call get or create first"
             )
-        lease = copy.deepcopy(self._lease)
+        lease = deep_copy(self._lease)
         lease["spec"] = record_to_lease_spec(record, lease.get("spec"))
         if self._labels:
             metadata = lease.setdefault("metadata", {})

@@ -61,6 +61,7 @@ def test_public_surface_is_deliberate() -> None:
             "WriteGate",
             "WriteRefused",
             "Writer",
+            "deep_copy",
             "encode_json",
             "load_config",
         ]
