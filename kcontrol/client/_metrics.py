@@ -13,7 +13,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Histogram
 
@@ -34,6 +35,10 @@ class RequestMetrics:
     requests_total: Counter
     request_duration: Histogram
     rate_limiter_duration: Histogram
+    # The children already looked up, by label values: ``labels()`` validates and sorts its
+    # arguments and takes a lock on every call, a dict lookup does not (a child, once made,
+    # lives as long as its family: nothing here removes one).
+    _children: dict[tuple[Any, ...], Any] = field(default_factory=dict, compare=False)
 
     @classmethod
     def for_registry(cls, registry: CollectorRegistry | None = None) -> RequestMetrics:
@@ -71,13 +76,25 @@ class RequestMetrics:
 
     def observe_request(self, method: str, host: str, code: int | None, seconds: float) -> None:
         """Count one request and record its latency; ``code`` is ``None`` if it failed."""
-        self.requests_total.labels(
-            code=ERROR_CODE if code is None else str(code), method=method, host=host
-        ).inc()
-        self.request_duration.labels(verb=method, host=host).observe(seconds)
+        children = self._children
+        key = ("request", code, method, host)
+        found = children.get(key)
+        if found is None:
+            found = children[key] = (
+                self.requests_total.labels(
+                    code=ERROR_CODE if code is None else str(code), method=method, host=host
+                ),
+                self.request_duration.labels(verb=method, host=host),
+            )
+        found[0].inc()
+        found[1].observe(seconds)
 
     def observe_rate_limiter(self, method: str, host: str, seconds: float) -> None:
-        self.rate_limiter_duration.labels(verb=method, host=host).observe(seconds)
+        key = ("limiter", method, host)
+        child = self._children.get(key)
+        if child is None:
+            child = self._children[key] = self.rate_limiter_duration.labels(verb=method, host=host)
+        child.observe(seconds)
 
 
 _by_registry = PerRegistry(RequestMetrics._create)
