@@ -9,7 +9,7 @@ the shares.
 
 Usage::
 
-    .venv/bin/python -m bench.profile bench/results/profiles/<run>.txt [more.txt ...]
+    .venv/bin/python -m bench.profile bench/results/profiles/<run>.txt.gz [more ...]
 
 prints, per file, the share of busy samples per bucket and the heaviest leaf frames.
 """
@@ -17,6 +17,7 @@ prints, per file, the share of busy samples per bucket and the heaviest leaf fra
 from __future__ import annotations
 
 import argparse
+import gzip
 import re
 import sys
 from collections import Counter
@@ -114,7 +115,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--leaves", type=int, default=15, help="leaf frames to list")
     args = parser.parse_args(argv)
     for path in args.profiles:
-        with path.open(encoding="utf-8", errors="replace") as lines:
+        opener = gzip.open if path.suffix == ".gz" else open
+        with opener(path, "rt", encoding="utf-8", errors="replace") as lines:
             print(render(str(path), summarise(lines), args.leaves))
         print()
     return 0

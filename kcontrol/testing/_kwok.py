@@ -32,6 +32,13 @@ the decided exit code and run time on the pod (:data:`EXIT_CODE_ANNOTATION`,
 accordingly. :mod:`kcontrol.testing._kwok_job` states the grammar and the outcomes.
 
 Stages act only on pods bound to nodes kwok manages (:data:`NODE_ANNOTATION`).
+
+kwok itself is configured (``KwokConfiguration``) to play up to :data:`POD_PLAY_PARALLELISM`
+pod stages at once rather than its default 4: a cluster's kubelets act on their own pods in
+parallel, and with 4 workers for 20 nodes kwok fell seconds behind in a 1,000-pod rollout
+(a deleted pod stayed Terminating 2.7 s at the median behind kube-controller-manager and
+8.5 s behind kcontrol-manager, whose larger CPU use slowed kwok further on the shared
+machine), so the states a controller observed depended on kwok's backlog.
 """
 
 from __future__ import annotations
@@ -423,14 +430,39 @@ def _job_stages() -> list[dict[str, Any]]:
     ]
 
 
+POD_PLAY_PARALLELISM = 32
+"""Pod stages kwok plays at once (kwok's ``podPlayStageParallelism``; its default is 4)."""
+
+
 def kwok_config(*, ready_delay: float) -> str:
-    """kwok's ``--config`` file: every stage above, pods ready after ``ready_delay`` seconds.
+    """kwok's ``--config`` file: its options (:data:`POD_PLAY_PARALLELISM`) and every stage
+    above, pods ready after ``ready_delay`` seconds.
 
     Each document is JSON, which is YAML; kwok reads a multi-document stream.
     """
     if ready_delay < 0:
         raise ValueError("ready_delay must not be negative")
-    documents = _stages(round(ready_delay * 1000))
+    # A KwokConfiguration given replaces kwok's defaulted options rather than merging with
+    # them (kwok v0.8 then starts with zero workers), so they are all spelled out: kwok's
+    # defaults (pkg/apis/config/v1alpha1) but for the pod stages' parallelism.
+    options = {
+        "apiVersion": "config.kwok.x-k8s.io/v1alpha1",
+        "kind": "KwokConfiguration",
+        "options": {
+            "cidr": "10.0.0.0/24",
+            "manageAllNodes": False,
+            "enableDebuggingHandlers": True,
+            "enableContentionProfiling": False,
+            "enableProfilingHandler": True,
+            "podPlayStageParallelism": POD_PLAY_PARALLELISM,
+            "nodePlayStageParallelism": 4,
+            "nodeLeaseParallelism": 4,
+            "podsOnNodeSyncParallelism": 1,
+            "enablePodsOnNodeSyncListPager": True,
+            "enablePodsOnNodeSyncStreamWatch": False,
+        },
+    }
+    documents = [options, *_stages(round(ready_delay * 1000))]
     return "\n---\n".join(json.dumps(document, indent=1) for document in documents) + "\n"
 
 

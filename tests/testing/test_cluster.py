@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import datetime
+import json
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -84,6 +85,14 @@ def test_kwok_config_holds_node_and_pod_stages_with_the_ready_delay() -> None:
     assert '"name": "node-initialize"' in text
     assert '"name": "pod-ready"' in text
     assert '"durationMilliseconds": 2500' in text
+
+
+def test_kwok_plays_pod_stages_in_parallel() -> None:
+    (options, *stages) = (json.loads(doc) for doc in kwok_config(ready_delay=1).split("---"))
+    assert options["kind"] == "KwokConfiguration"
+    assert options["options"]["podPlayStageParallelism"] == 32
+    assert options["options"]["nodeLeaseParallelism"] == 4  # kwok's defaults kept
+    assert {stage["kind"] for stage in stages} == {"Stage"}
 
 
 async def test_nodes_are_ready_and_pods_get_scheduled_then_ready(
