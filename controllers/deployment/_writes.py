@@ -94,9 +94,6 @@ class SpentVersions:
         """Drop ``key`` (its Deployment was deleted)."""
         self._spent.pop(key, None)
 
-    def __len__(self) -> int:
-        return len(self._spent)
-
 
 @dataclass(frozen=True, slots=True)
 class SyncContext:
