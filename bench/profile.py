@@ -34,6 +34,7 @@ BUCKETS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("informer, cache", re.compile(r"kcontrol/informers/")),
     ("TLS, sockets", re.compile(r"\bssl\.py|sslproto|SSLObject|_ssl|uvloop/sslproto")),
     ("aiohttp", re.compile(r"aiohttp/|yarl/|multidict/")),
+    ("HTTP/1.1 client (kcontrol)", re.compile(r"kcontrol/client/_http\.py")),
     ("client (kcontrol)", re.compile(r"kcontrol/client/")),
     ("events", re.compile(r"kcontrol/events/")),
     ("metrics", re.compile(r"prometheus_client/|kcontrol/workqueue/_metrics")),

@@ -42,8 +42,7 @@ halves the cache's memory (the bytes a whole-list decode frees stay behind as ho
 CPython's allocator pools) and cuts the peak by more than half (``bench/informer/``).
 
 Watch bodies are newline-delimited JSON; :class:`LineSplitter` cuts them into lines of any
-length (aiohttp's ``readline`` refuses lines over its buffer limit, and one big object must
-not break a watch).
+length (a reader's line limit must not let one big object break a watch).
 """
 
 from __future__ import annotations

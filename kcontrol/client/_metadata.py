@@ -99,7 +99,7 @@ class MetadataClient:
     """A :class:`~kcontrol.client.Reader` whose objects are ``PartialObjectMetadata``.
 
     Made by :meth:`ApiClient.metadata_only <kcontrol.client.ApiClient.metadata_only>`: it
-    sends its requests through that client (HTTP session, credentials, rate limiter, user
+    sends its requests through that client (connections, credentials, rate limiter, user
     agent, timeout, retries and metrics are that client's) and differs only in what it asks
     for and gets back (module docstring). Paths, options, errors and the watch protocol are
     those of :class:`~kcontrol.client.Reader`; items of a LIST carry the server's

@@ -45,7 +45,7 @@ class ApiClient:
 
     Implements :class:`~kcontrol.client.Client` (see its docstrings for the contract of each
     method). Use it as an async context manager, or call :meth:`close` when done; the HTTP
-    session is created on first use, and closing is idempotent.
+    connections are opened on first use, and closing is idempotent.
 
     - ``qps``/``burst``: client-side token bucket shared by all requests of this client
       (watches take a token when opened); ``qps <= 0`` disables throttling.
@@ -104,7 +104,7 @@ class ApiClient:
         :class:`~kcontrol.errors.WriteRefused` (naming ``name``, e.g. the lease) is raised.
         Reads and watches are never gated. A gate set earlier on this client is replaced.
 
-        The two clients share the HTTP session, rate limiter and metrics: closing either one
+        The two clients share the connections, rate limiter and metrics: closing either one
         closes both. This client itself stays ungated.
         """
         gated = copy.copy(self)
@@ -114,7 +114,7 @@ class ApiClient:
     def for_component(self, name: str, *, qps: float, burst: int) -> ApiClient:
         """A client for the component ``name`` with its own request budget.
 
-        It shares this client's HTTP session (connections, credentials), metrics, timeout,
+        It shares this client's connections and credentials, metrics, timeout,
         retries and write gate, and has its own token bucket (``qps``/``burst``, ``qps <= 0``:
         unthrottled) and the user agent ``<this client's>/<name>``: what
         kube-controller-manager's client builder gives each of its controllers, so that one
@@ -138,7 +138,7 @@ class ApiClient:
         Each object arrives as the server's ``PartialObjectMetadata``: ``apiVersion``
         ``meta.k8s.io/v1``, ``kind`` ``PartialObjectMetadata``, and the whole ``metadata``
         (labels, annotations, ownerReferences, finalizers, resourceVersion, ...); a LIST is a
-        ``PartialObjectMetadataList``. Requests go through this client (session, rate limiter,
+        ``PartialObjectMetadataList``. Requests go through this client (connections, rate limiter,
         user agent, metrics): only the Accept header differs (see
         :mod:`kcontrol.client._metadata`). What :class:`~kcontrol.informers.SharedInformerFactory`
         uses for ``metadata_only=True`` informers.
@@ -162,7 +162,7 @@ class ApiClient:
         return self._transport.closed
 
     async def __aenter__(self) -> Self:
-        self._transport.session()
+        self._transport.pool()
         return self
 
     async def __aexit__(
@@ -174,7 +174,7 @@ class ApiClient:
         await self.close()
 
     async def close(self) -> None:
-        """Close the HTTP session and its connections (open watches break). Idempotent."""
+        """Close the client's connections (open watches break). Idempotent."""
         await self._transport.close()
 
     # ------------------------------------------------------------------ Reader

@@ -1,8 +1,9 @@
 """The HTTP layer under :class:`~kcontrol.client.ApiClient`: one request in, JSON or an error out.
 
-:class:`Transport` owns the ``aiohttp.ClientSession``. Each request waits for the client-side
-rate limiter, carries the user agent and fresh credentials, runs under a timeout scope, is
-counted in the ``rest_client_*`` metrics, and has its failures mapped, once, here:
+:class:`Transport` owns the connection pool (:mod:`kcontrol.client._http`). Each request
+waits for the client-side rate limiter, carries the user agent and fresh credentials, runs
+under a timeout scope, is counted in the ``rest_client_*`` metrics, and has its failures
+mapped, once, here:
 
 - a 429 or 5xx answer carrying ``Retry-After: <seconds>`` is retried after that many seconds,
   up to ``max_retries`` times (client-go's rest client: 10), watches included; each retry
@@ -25,23 +26,20 @@ from __future__ import annotations
 import asyncio
 import copy
 import functools
-import ssl
 from collections.abc import Awaitable, Callable
-from contextvars import ContextVar
 from typing import Any, NamedTuple, TypeVar
 from urllib.parse import urlsplit
 
-import aiohttp
 import orjson
-from aiohttp.connector import Connection
 from prometheus_client import CollectorRegistry
 
 from kcontrol.client._config import ClientConfig
 from kcontrol.client._decode import decode_json
+from kcontrol.client._http import ConnectionPool, HttpProtocolError, Response
 from kcontrol.client._interface import Object
 from kcontrol.client._metrics import RequestMetrics
 from kcontrol.clock import Clock
-from kcontrol.errors import ApiConnectionError, ApiError, api_error_from_status
+from kcontrol.errors import ApiConnectionError, ApiError, ConfigError, api_error_from_status
 from kcontrol.flowcontrol import TokenBucketRateLimiter
 from kcontrol.logging import get_logger
 
@@ -67,58 +65,43 @@ class _Refusal(NamedTuple):
     retry_after: str | None
 
 
-_LAST_CHECK: ContextVar[Callable[[], None] | None] = ContextVar("kcontrol_last_check", default=None)
-"""The ``before_send`` check of the request this task is sending, for :class:`_CheckedRequest`."""
-
-
-class _CheckedRequest(aiohttp.ClientRequest):
-    """A request that runs its sender's last check (:data:`_LAST_CHECK`) once its connection
-    is ready and before anything of it is written; what the check raises propagates, and
-    aiohttp closes the connection unused."""
-
-    async def send(self, conn: Connection) -> aiohttp.ClientResponse:
-        check = _LAST_CHECK.get()
-        if check is not None:
-            check()
-        return await super().send(conn)
-
-
 class _Pool:
-    """The ``aiohttp.ClientSession`` of a transport and of every transport derived from it."""
+    """The connection pool of a transport and of every transport derived from it, created
+    on first use."""
 
-    def __init__(self, ssl_context: ssl.SSLContext | None) -> None:
-        self._ssl = ssl_context
-        self._session: aiohttp.ClientSession | None = None
+    def __init__(self, config: ClientConfig) -> None:
+        self._config = config
+        self._pool: ConnectionPool | None = None
         self.closed = False
 
-    def session(self) -> aiohttp.ClientSession:
+    def get(self) -> ConnectionPool:
         if self.closed:
             raise RuntimeError("ApiClient is closed")
-        if self._session is None:
-            # limit=0: each watch holds an HTTP/1.1 connection for its lifetime, so a pool
-            # limit would starve other requests; the rate limiters bound the request rate.
-            connector = aiohttp.TCPConnector(
-                limit=0, ssl=self._ssl if self._ssl is not None else True
-            )
-            self._session = aiohttp.ClientSession(
-                connector=connector,
-                timeout=aiohttp.ClientTimeout(total=None),
-                request_class=_CheckedRequest,
-            )
-        return self._session
+        if self._pool is None:
+            config = self._config
+            try:
+                self._pool = ConnectionPool(
+                    config.host,
+                    ssl_context=config.ssl_context(),
+                    server_name=config.tls_server_name,
+                    proxy=config.proxy,
+                )
+            except ValueError as e:
+                raise ConfigError(f"cannot talk to {config.host}: {e}") from e
+        return self._pool
 
     async def close(self) -> None:
         self.closed = True
-        session, self._session = self._session, None
-        if session is not None:
-            await session.close()
+        pool, self._pool = self._pool, None
+        if pool is not None:
+            await pool.close()
 
 
 class Transport:
     """Sends requests to one API server; see the module docstring for what each one gets.
 
     ``rate_limiter`` is shared by every request (``None``: unthrottled); ``timeout`` bounds a
-    request from sending it to the end of its body (``None``: unbounded). The session is
+    request from sending it to the end of its body (``None``: unbounded). The pool is
     created on first use; after :meth:`close` every request raises ``RuntimeError``.
     """
 
@@ -135,17 +118,16 @@ class Transport:
     ) -> None:
         self._config = config
         self._max_retries = max(0, max_retries)
-        self._base = config.host.rstrip("/")
-        self._host = urlsplit(self._base).netloc.rpartition("@")[2]  # the metrics label
+        self._host = urlsplit(config.host).netloc.rpartition("@")[2]  # the metrics label
         self._limiter = rate_limiter
         self._user_agent = user_agent
         self._timeout = timeout
         self._metrics = RequestMetrics.for_registry(registry)
         self._clock = clock
-        self._pool = _Pool(config.ssl_context())
+        self._pool = _Pool(config)
 
     def derive(self, *, rate_limiter: TokenBucketRateLimiter | None, user_agent: str) -> Transport:
-        """A transport over the same session (connections, credentials, metrics, timeout and
+        """A transport over the same pool (connections, credentials, metrics, timeout and
         retries) with its own ``rate_limiter`` and ``user_agent``. Closing either closes both."""
         derived = copy.copy(self)
         derived._limiter = rate_limiter
@@ -156,12 +138,12 @@ class Transport:
     def closed(self) -> bool:
         return self._pool.closed
 
-    def session(self) -> aiohttp.ClientSession:
-        """The HTTP session, created on first use (inside the event loop)."""
-        return self._pool.session()
+    def pool(self) -> ConnectionPool:
+        """The connection pool (:mod:`kcontrol.client._http`), created on first use."""
+        return self._pool.get()
 
     async def close(self) -> None:
-        """Close the session and its connections (open watches break). Idempotent."""
+        """Close the connections (open watches break). Idempotent."""
         await self._pool.close()
 
     async def _prepare(
@@ -175,8 +157,8 @@ class Transport:
             if waited > _LONG_THROTTLE:
                 _log.debug("waited due to client-side throttling", seconds=round(waited, 3))
         headers = {"User-Agent": self._user_agent, "Accept": accept or "application/json"}
-        if self._config.disable_compression:
-            headers["Accept-Encoding"] = "identity"  # replaces aiohttp's "gzip, deflate"
+        # gzip, as Go's transport asks, unless compression is disabled
+        headers["Accept-Encoding"] = "identity" if self._config.disable_compression else "gzip"
         if content_type is not None:
             headers["Content-Type"] = content_type
         if self._config.auth is not None:
@@ -184,14 +166,6 @@ class Transport:
             if authorization:
                 headers["Authorization"] = authorization
         return headers
-
-    def _request_options(self) -> dict[str, Any]:
-        options: dict[str, Any] = {}
-        if self._config.tls_server_name:
-            options["server_hostname"] = self._config.tls_server_name
-        if self._config.proxy:
-            options["proxy"] = self._config.proxy
-        return options
 
     async def request(
         self,
@@ -284,81 +258,69 @@ class Transport:
     ) -> bytes | _Refusal:
         """One attempt: the body of a 2xx answer, else the refusal; connection failures
         raise."""
-        session = self.session()
+        pool = self.pool()
         headers = await self._prepare(method, content_type, accept)
+        check = None
         if before_send is not None:
             before_send(method, path)  # refuse before connecting, when it is known already
-        url = self._base + path
+            # ... and ask again once the connection is ready, right before the request is
+            # written: connecting awaits (TCP, TLS), and a process paused meanwhile
+            # (SIGSTOP) must not send, once resumed, what its gate closed on since.
+            check = functools.partial(before_send, method, path)
         start = self._clock.now()
         code: int | None = None
-        # ... and ask again once the connection is ready, right before the request is
-        # written (_CheckedRequest): connecting awaits (TCP, TLS), and a process paused
-        # meanwhile (SIGSTOP) must not send, once resumed, what its gate closed on since.
-        check = _LAST_CHECK.set(
-            functools.partial(before_send, method, path) if before_send is not None else None
-        )
         try:
             async with asyncio.timeout(self._timeout):
-                async with session.request(
-                    method,
-                    url,
-                    params=params,
-                    data=body,
-                    headers=headers,
-                    **self._request_options(),
-                ) as response:
-                    try:
-                        status = code = response.status
-                        data = await response.read()
-                    except BaseException:
-                        response.close()  # never return a half-read connection to the pool
-                        raise
-                    retry_after = response.headers.get("Retry-After")
-        except (aiohttp.ClientError, OSError, TimeoutError) as e:
+                response = await pool.request(
+                    method, path, params=params, headers=headers, body=body, check=check
+                )
+                status = code = response.status
+                data = await response.read()  # already whole: the answer was not streamed
+        except (HttpProtocolError, OSError, TimeoutError) as e:
             code = None
             raise _connection_error(method, path, e) from e
         finally:
-            _LAST_CHECK.reset(check)
             self._metrics.observe_request(method, self._host, code, self._clock.now() - start)
-        return data if 200 <= status < 300 else _Refusal(status, data, retry_after)
+        if 200 <= status < 300:
+            return data
+        return _Refusal(status, data, response.headers.get("retry-after"))
 
     async def open_stream(
         self, path: str, params: Params, *, accept: str | None = None
-    ) -> aiohttp.ClientResponse:
-        """Open a watch: a 200 response whose body is left to stream, or the mapped error
-        (after the same retries as :meth:`request`); ``accept`` as for :meth:`request`."""
+    ) -> Response:
+        """Open a watch: a 200 response whose body is left to stream (close it when done),
+        or the mapped error (after the same retries as :meth:`request`); ``accept`` as for
+        :meth:`request`."""
         return await self._with_retries("GET", path, lambda: self._open_once(path, params, accept))
 
     async def _open_once(
         self, path: str, params: Params, accept: str | None
-    ) -> aiohttp.ClientResponse | _Refusal:
-        session = self.session()
+    ) -> Response | _Refusal:
+        pool = self.pool()
         headers = await self._prepare("GET", None, accept)
-        url = self._base + path
         start = self._clock.now()
         code: int | None = None
-        response: aiohttp.ClientResponse | None = None
+        response: Response | None = None
         try:
             async with asyncio.timeout(self._timeout):
-                response = await session.request(
-                    "GET", url, params=params, headers=headers, **self._request_options()
+                response = await pool.request(
+                    "GET", path, params=params, headers=headers, stream=True
                 )
                 status = code = response.status
                 if status == 200:
                     return response
                 data = await response.read()
-                retry_after = response.headers.get("Retry-After")
-                response.release()
+                response.close()
         except BaseException as e:
             if response is not None:
                 response.close()
-            if isinstance(e, (aiohttp.ClientError, OSError, TimeoutError)):
+            if isinstance(e, (HttpProtocolError, OSError, TimeoutError)):
                 code = None
                 raise _connection_error("GET", path, e) from e
             raise
         finally:
             self._metrics.observe_request("GET", self._host, code, self._clock.now() - start)
-        return _Refusal(status, data, retry_after)
+        return _Refusal(status, data, response.headers.get("retry-after"))
 
 
 def _retry_after_seconds(status: int, value: str | None) -> int | None:
@@ -394,6 +356,6 @@ def _api_error(code: int, data: bytes, retry_after: str | None) -> ApiError:
 
 
 def _connection_error(method: str, path: str, cause: BaseException) -> ApiConnectionError:
-    if isinstance(cause, TimeoutError) and not isinstance(cause, aiohttp.ClientError):
+    if isinstance(cause, TimeoutError):
         return ApiConnectionError(f"{method} {path}: timed out")
     return ApiConnectionError(f"{method} {path}: {type(cause).__name__}: {cause}")

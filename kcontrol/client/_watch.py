@@ -12,19 +12,17 @@ from __future__ import annotations
 import collections
 from typing import Any
 
-import aiohttp
 import orjson
 
 from kcontrol.client._decode import LineSplitter
 from kcontrol.client._fields import decode_watch_frame_keeping_fields
+from kcontrol.client._http import HttpProtocolError, Response
 from kcontrol.client._interface import WatchEvent
 from kcontrol.errors import ApiConnectionError, api_error_from_status
 
 __all__ = ["EVENT_TYPES", "WatchStream", "parse_event"]
 
 EVENT_TYPES = frozenset({"ADDED", "MODIFIED", "DELETED", "BOOKMARK"})
-
-_READ_SIZE = 256 * 1024
 
 
 def parse_event(line: bytes) -> WatchEvent:
@@ -56,7 +54,7 @@ class WatchStream:
 
     __slots__ = ("_done", "_lines", "_pending", "_response")
 
-    def __init__(self, response: aiohttp.ClientResponse) -> None:
+    def __init__(self, response: Response) -> None:
         self._response = response
         self._lines = LineSplitter()
         self._pending: collections.deque[bytes] = collections.deque()
@@ -78,8 +76,8 @@ class WatchStream:
 
     async def _read(self) -> None:
         try:
-            chunk = await self._response.content.read(_READ_SIZE)
-        except (aiohttp.ClientError, OSError) as e:
+            chunk = await self._response.read_chunk()
+        except (HttpProtocolError, OSError) as e:
             self._finish()
             raise ApiConnectionError(f"watch stream broke: {e!r}") from e
         except BaseException:

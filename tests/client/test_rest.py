@@ -6,7 +6,6 @@ import asyncio
 import socket
 from typing import Any
 
-import aiohttp
 import pytest
 from aiohttp import web
 from client_fakes import FakeApiServer, json_response, status_body
@@ -23,6 +22,7 @@ from kcontrol.client import (
     PatchType,
     StaticTokenAuth,
 )
+from kcontrol.client._http import HttpProtocolError
 from kcontrol.clock import FakeClock
 from kcontrol.errors import (
     AlreadyExists,
@@ -38,6 +38,8 @@ from kcontrol.errors import (
     TooManyRequests,
     Unauthorized,
 )
+
+pytestmark = pytest.mark.both_loops  # kcontrol-manager runs on uvloop
 
 POD_PATH = "/api/v1/namespaces/ns/pods"
 
@@ -409,7 +411,7 @@ async def test_connection_refused(registry: CollectorRegistry) -> None:
     ) as c:
         with pytest.raises(ApiConnectionError) as info:
             await c.get(NAMESPACES, "x")
-    assert isinstance(info.value.__cause__, aiohttp.ClientConnectionError)
+    assert isinstance(info.value.__cause__, ConnectionRefusedError)
 
 
 async def test_request_timeout(api: FakeApiServer, registry: CollectorRegistry) -> None:
@@ -433,7 +435,7 @@ async def test_connection_dropped_mid_body(api: FakeApiServer, client: ApiClient
     api.route("GET", f"{POD_PATH}/drop", handler)
     with pytest.raises(ApiConnectionError) as info:
         await client.get(PODS, "drop", namespace="ns")
-    assert isinstance(info.value.__cause__, aiohttp.ClientError)
+    assert isinstance(info.value.__cause__, HttpProtocolError)
 
 
 async def test_non_json_success_is_a_connection_error(
@@ -463,9 +465,9 @@ async def test_cancellation_propagates_and_client_stays_usable(
 async def test_session_closed_on_exit(api: FakeApiServer, registry: CollectorRegistry) -> None:
     async with ApiClient(ClientConfig(host=api.url), qps=0, registry=registry) as c:
         await c.get(NAMESPACES, "a")
-        session = c._transport.session()
-        assert session is not None and not session.closed
-    assert session.closed
+        pool = c._transport.pool()
+        assert not pool.closed
+    assert pool.closed
     assert c.closed
     with pytest.raises(RuntimeError, match="closed"):
         await c.get(NAMESPACES, "a")
@@ -477,7 +479,7 @@ async def test_close_without_use(registry: CollectorRegistry) -> None:
     await c.close()
     assert c.closed
     with pytest.raises(RuntimeError, match="closed"):
-        c._transport.session()
+        c._transport.pool()
 
 
 async def test_client_side_rate_limit(api: FakeApiServer, registry: CollectorRegistry) -> None:
@@ -529,7 +531,7 @@ async def test_a_component_client_has_its_own_budget_and_user_agent(
         assert not second.done()  # its own bucket is empty now
         clock.step(1.0)
         await second
-        assert deployments._transport.session() is root._transport.session()
+        assert deployments._transport.pool() is root._transport.pool()
     agents = [r.headers["User-Agent"] for r in api.requests]
     assert agents == [
         "kcontrol-manager/me",

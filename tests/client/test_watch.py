@@ -14,6 +14,8 @@ from kcontrol.client import PODS, ApiClient, ClientConfig, ListOptions, WatchEve
 from kcontrol.clock import FakeClock
 from kcontrol.errors import ApiConnectionError, Gone, InternalError, TooManyRequests
 
+pytestmark = pytest.mark.both_loops  # kcontrol-manager runs on uvloop
+
 POD_PATH = "/api/v1/namespaces/ns/pods"
 
 
