@@ -175,8 +175,13 @@ class _Connection(asyncio.Protocol):
 
     def data_received(self, data: bytes) -> None:
         self._got_bytes = True
-        self._buf += data
         try:
+            state = self._state
+            if (state in (_LENGTH, _CHUNK_DATA)) and not self._buf and len(data) < self._remaining:
+                self._remaining -= len(data)  # the middle of a large body: no copy
+                self._body(data)
+                return
+            self._buf += data
             self._parse()
         except HttpProtocolError as e:
             self._fail(e)
@@ -627,12 +632,16 @@ class ConnectionPool:
         conn.transport = tls
 
     def put_back(self, conn: _Connection) -> None:
-        """Keep ``conn`` for the next request (the current one's answer was read whole)."""
+        """Keep ``conn`` for the next request (the current one's answer was read whole), and
+        close the connections that have been idle longer than :data:`IDLE_TIMEOUT`."""
         if self.closed or conn.closed:
             conn.abort()
             return
-        conn.idle_since = time.monotonic()
-        self._idle.append(conn)
+        now = conn.idle_since = time.monotonic()
+        idle = self._idle
+        while idle and now - idle[0].idle_since > IDLE_TIMEOUT:  # the oldest come first
+            idle.pop(0).abort()
+        idle.append(conn)
 
     def forget(self, conn: _Connection) -> None:
         self._open.discard(conn)

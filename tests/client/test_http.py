@@ -283,6 +283,22 @@ async def test_idle_connections_expire(
     assert [r.connection for r in server.requests] == [0, 0, 1]
 
 
+async def test_connections_left_idle_after_a_burst_are_closed(
+    server: ScriptedServer, pool: ConnectionPool
+) -> None:
+    """Reuse takes the newest idle connection, so the burst's others would never be looked
+    at again: each return to the pool closes those idle past the timeout."""
+    server.replies.extend([answer(b"1"), answer(b"2"), answer(b"3"), answer(b"4")])
+    await asyncio.gather(get(pool), get(pool), get(pool))
+    assert server.connections == 3
+    oldest, middle, newest = pool._idle
+    oldest.idle_since -= _http.IDLE_TIMEOUT + 1
+    assert await get(pool) == (200, b"4")
+    assert server.connections == 3  # the newest was reused
+    assert oldest.closed and not middle.closed and not newest.closed
+    assert pool._idle == [middle, newest]
+
+
 async def test_check_runs_before_writing_and_stops_the_request(
     server: ScriptedServer, pool: ConnectionPool
 ) -> None:
