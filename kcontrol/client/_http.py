@@ -165,7 +165,6 @@ class _Connection(asyncio.Protocol):
         self._decoder: zlib._Decompress | None = None
         self._answer: asyncio.Future[Response] | None = None
         self._response: Response | None = None
-        self._error: BaseException | None = None  # why the connection ended, if it did
 
     # -- asyncio.Protocol
 
@@ -221,8 +220,12 @@ class _Connection(asyncio.Protocol):
         pooled: bool = True,
     ) -> None:
         """Write one request and get ready for its answer (:attr:`answer`). ``pooled``:
-        a buffered answer read whole puts the connection back in the pool."""
+        a buffered answer read whole puts the connection back in the pool. A connection
+        lost before it (a new one can be, between connecting and sending) raises
+        :class:`_ClosedBeforeAnswer` with nothing sent, as a stale connection would."""
         assert self.transport is not None and self._state == _IDLE
+        if self.closed:
+            raise _ClosedBeforeAnswer("the connection closed before the request was sent")
         self._state = _HEAD
         self._pooled = pooled
         self._head_only = head_only
@@ -537,6 +540,12 @@ class ConnectionPool:
                     raise
             try:
                 conn.send(data, body, head_only=head_only, stream=stream)
+            except _ClosedBeforeAnswer:
+                conn.abort()
+                if attempt == 1:  # nothing was sent: safe to send again, whatever it is
+                    continue
+                raise
+            try:
                 return await conn.answer
             except _ClosedBeforeAnswer:
                 conn.abort()

@@ -253,6 +253,38 @@ async def test_a_stale_connection_is_retried_for_a_get_only(
     assert [r.line.split()[0] for r in server.requests] == ["GET", "GET", "GET", "POST"]
 
 
+async def test_a_connection_lost_before_sending_sends_nothing(
+    server: ScriptedServer, pool: ConnectionPool
+) -> None:
+    """A connection can be lost between connecting and sending (no await between them for
+    a reused one, but one for a new one): the request must fail at once, not wait for an
+    answer that cannot come."""
+    server.replies.append(answer())
+    await get(pool)
+    (conn,) = pool._idle
+    conn.abort()
+    with pytest.raises(HttpProtocolError, match="before the request was sent"):
+        conn.send(b"GET / HTTP/1.1\r\n\r\n", None, head_only=False, stream=False)
+    assert len(server.requests) == 1
+    # Through the pool, such a request goes once more, on a new connection, even a write.
+    server.replies.append(answer(b"sent once"))
+    original = pool._acquire
+    calls = 0
+
+    async def acquire_lost_first() -> _http._Connection:
+        nonlocal calls
+        calls += 1
+        conn = await original()
+        if calls == 1:
+            conn.abort()
+        return conn
+
+    pool._acquire = acquire_lost_first  # type: ignore[method-assign]
+    response = await pool.request("POST", "/x", headers={}, body=b"{}")
+    assert (response.status, await response.read()) == (200, b"sent once")
+    assert [r.line.split()[0] for r in server.requests] == ["GET", "POST"]
+
+
 async def test_cancelled_request_closes_its_connection(
     server: ScriptedServer, pool: ConnectionPool
 ) -> None:
