@@ -292,22 +292,17 @@ class _Connection(asyncio.Protocol):
                     else:
                         self._state = _CHUNK_END
             elif state == _HEAD:
-                end = buf.find(b"\r\n\r\n")
-                if end < 0:
-                    if len(buf) > _MAX_HEAD:
-                        raise HttpProtocolError("the answer's head is larger than 1 MiB")
+                head = _take(buf, b"\r\n\r\n", _MAX_HEAD, "the answer's head is larger than 1 MiB")
+                if head is None:
                     return
-                head = bytes(buf[:end])
-                del buf[: end + 4]
                 self._on_head(head)
             elif state == _CHUNK_SIZE:
-                end = buf.find(b"\r\n")
-                if end < 0:
-                    if len(buf) > _MAX_CHUNK_LINE:
-                        raise HttpProtocolError("malformed chunked body: size line too long")
+                line = _take(
+                    buf, b"\r\n", _MAX_CHUNK_LINE, "malformed chunked body: size line too long"
+                )
+                if line is None:
                     return
-                line = bytes(buf[:end]).partition(b";")[0].strip()
-                del buf[: end + 2]
+                line = line.partition(b";")[0].strip()
                 try:
                     size = int(line, 16)
                 except ValueError:
@@ -326,18 +321,12 @@ class _Connection(asyncio.Protocol):
                     raise HttpProtocolError("malformed chunked body: no CRLF after a chunk")
                 del buf[:2]
                 self._state = _CHUNK_SIZE
-            elif state == _TRAILER:
-                if buf[:2] == b"\r\n":
-                    del buf[:2]
-                    self._finish()
-                    continue
-                end = buf.find(b"\r\n\r\n")
-                if end < 0:
-                    if len(buf) > _MAX_HEAD:
-                        raise HttpProtocolError("the answer's trailer is larger than 1 MiB")
+            elif state == _TRAILER:  # trailer fields, ignored, up to an empty line
+                line = _take(buf, b"\r\n", _MAX_HEAD, "the answer's trailer is larger than 1 MiB")
+                if line is None:
                     return
-                del buf[: end + 4]
-                self._finish()
+                if not line:
+                    self._finish()
             elif state == _UNTIL_CLOSE:
                 if buf:
                     data = bytes(buf)
@@ -455,6 +444,20 @@ class _Connection(asyncio.Protocol):
             answer.set_exception(error)
         if self._response is not None:
             self._response._end(error)
+
+
+def _take(buf: bytearray, separator: bytes, limit: int, too_long: str) -> bytes | None:
+    """What ``buf`` holds before ``separator``, removed from it with the separator; ``None``
+    while the separator has not arrived, :class:`HttpProtocolError` (``too_long``) once more
+    than ``limit`` bytes wait without it."""
+    end = buf.find(separator)
+    if end < 0:
+        if len(buf) > limit:
+            raise HttpProtocolError(too_long)
+        return None
+    taken = bytes(buf[:end])
+    del buf[: end + len(separator)]
+    return taken
 
 
 class ConnectionPool:
