@@ -26,15 +26,14 @@ accept connections under the same limits (:mod:`kcontrol.manager._listener`).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from aiohttp import web
-from aiohttp.typedefs import Middleware
 from prometheus_client import REGISTRY, CollectorRegistry
 from prometheus_client.exposition import choose_encoder
 
 from kcontrol.logging import get_logger
+from kcontrol.manager._http import App, Filter, Handler, Request, Response, error_response
 from kcontrol.manager._listener import ConnectionLimits, serve_app
 
 __all__ = ["HealthCheck", "HealthServer", "NamedCheck"]
@@ -128,14 +127,13 @@ class HealthServer:
         """Return once :meth:`run` listens."""
         await self._started.wait()
 
-    def build_app(self, middlewares: Iterable[Middleware] = ()) -> web.Application:
-        """The aiohttp application (also usable with ``aiohttp.test_utils``); ``middlewares``
-        run before every handler (the secure port's authentication and authorization)."""
-        app = web.Application(middlewares=list(middlewares))
-        app.router.add_get("/metrics", self._metrics)
+    def build_app(self, filters: Iterable[Filter] = ()) -> App:
+        """The application: an async callable from request to response; ``filters`` see
+        every request first (the secure port's authentication and authorization)."""
+        app = App(filters)
+        app.add("/metrics", self._metrics)
         for endpoint in ("healthz", "livez", "readyz"):
-            app.router.add_get(f"/{endpoint}", self._health_handler(endpoint))
-            app.router.add_get(f"/{endpoint}/{{check}}", self._health_handler(endpoint))
+            app.add(f"/{endpoint}", self._health_handler(endpoint), subpath=True)
         return app
 
     async def run(self) -> None:
@@ -162,31 +160,27 @@ class HealthServer:
             self._started.clear()
             self._bound_port = None
 
-    async def _metrics(self, request: web.Request) -> web.Response:
+    async def _metrics(self, request: Request) -> Response:
         # Content negotiation as prometheus_client's own exporters do it: the classic text
         # format (0.0.4) unless the scraper asks for OpenMetrics.
-        encoder, content_type = choose_encoder(request.headers.get("Accept", ""))
-        return web.Response(body=encoder(self._registry), headers={"Content-Type": content_type})
+        encoder, content_type = choose_encoder(request.headers.get("accept", ""))
+        return Response(200, encoder(self._registry), {"Content-Type": content_type})
 
-    def _health_handler(self, endpoint: str) -> Callable[[web.Request], Awaitable[web.Response]]:
-        async def handler(request: web.Request) -> web.Response:
+    def _health_handler(self, endpoint: str) -> Handler:
+        async def handler(request: Request) -> Response:
             checks = self.checks(endpoint)
-            only = request.match_info.get("check")
+            only = request.tail
             if only is not None:
                 checks = [c for c in checks if c.name == only]
                 if not checks:
-                    raise web.HTTPNotFound(text=f"no {endpoint} check named {only!r}\n")
+                    return error_response(404, f"no {endpoint} check named {only!r}")
             status, body = evaluate(
                 endpoint,
                 checks,
                 verbose="verbose" in request.query,
-                exclude=request.query.getall("exclude", []),
+                exclude=request.query.get("exclude", []),
             )
-            return web.Response(
-                status=status,
-                text=body,
-                headers={"X-Content-Type-Options": "nosniff"},
-            )
+            return Response.text(body, status, {"X-Content-Type-Options": "nosniff"})
 
         return handler
 

@@ -4,10 +4,9 @@ header size cap, and a cap on the number of connections.
 kube-controller-manager's HTTPS server (``k8s.io/apiserver``'s ``SecureServingInfo``) closes
 a connection whose request header is not complete 32 s after it began (``ReadHeaderTimeout``,
 which also bounds the TLS handshake), closes a kept-alive connection idle for 90 s
-(``IdleTimeout``) and answers ``431`` to a header over 1 MiB (``MaxHeaderBytes``). aiohttp
-alone has none of them: a client that opens connections and sends half a header holds a file
-descriptor each, for good. :class:`Listener` accepts the connections itself and hands each to
-aiohttp under :class:`ConnectionLimits`:
+(``IdleTimeout``) and answers ``431`` to a header over 1 MiB (``MaxHeaderBytes``).
+:class:`Listener` accepts the connections and reads their requests
+(:mod:`kcontrol.manager._http`) under the same limits, :class:`ConnectionLimits`:
 
 - the TLS handshake must complete within ``header_timeout``, and so must each request header,
   counted from the moment the connection is ready (the first request) or from the first byte
@@ -25,10 +24,11 @@ aiohttp under :class:`ConnectionLimits`:
   A request in progress is bounded too: its reviews time out (:mod:`kcontrol.manager._review`)
   and its answers are small unless the caller was authorized.
 
-A request is "in progress" from the moment aiohttp hands it to the application (the
-:meth:`Listener.middleware`, which must be the outermost one) until its response is written.
-The header's byte count runs until then, so whatever arrives with a header before its request
-starts counts as header: the paths served take no request body.
+A request is "in progress" from the moment its header is complete until its response is
+written. Requests sent ahead (pipelining) are answered one at a time, and are read ahead up
+to ``max_header_bytes`` only; a client that hangs up cancels its request in progress; one that
+reads no answers gets no further one (past ``idle_timeout`` of a full send buffer, its
+connection is closed).
 
 TLS: each connection is handshaken with the context ``ssl_context()`` returns when it is
 accepted, so a reloaded certificate or client CA applies from the next connection on, and a
@@ -42,16 +42,22 @@ import asyncio
 import contextlib
 import enum
 import errno
+import re
 import socket
 import ssl
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Coroutine
 from dataclasses import dataclass
 from typing import cast
 
-from aiohttp import web
-from aiohttp.typedefs import Handler
-
 from kcontrol.logging import get_logger
+from kcontrol.manager._http import (
+    BadRequest,
+    Handler,
+    Request,
+    error_response,
+    parse_request,
+    render_response,
+)
 
 __all__ = [
     "IDLE_TIMEOUT",
@@ -90,6 +96,8 @@ _TEMPORARY_ACCEPT_ERRORS = frozenset(
 )
 _CAP_WARNING_INTERVAL = 60.0
 
+_HEADER_END = re.compile(rb"\r?\n\r?\n")
+
 _HEADER_TOO_LARGE = (
     b"HTTP/1.1 431 Request Header Fields Too Large\r\n"
     b"Content-Type: text/plain; charset=utf-8\r\n"
@@ -123,7 +131,8 @@ class _State(enum.Enum):
 
 
 class _Connection(asyncio.Protocol):
-    """One accepted connection: passes everything on to its aiohttp protocol, and keeps the
+    """One accepted connection: reads request headers, has the listener's application answer
+    them one at a time (reading is paused while a request is in progress), and keeps the
     deadline of the state it is in. ``since`` is when it entered that state (the oldest
     connection without a request in progress is closed first at the limit)."""
 
@@ -134,9 +143,12 @@ class _Connection(asyncio.Protocol):
         self.socket: socket.socket | None = None  # while in the handshake
         self.handshake: asyncio.Task[None] | None = None
         self.transport: asyncio.Transport | None = None  # once past the handshake
-        self._protocol: asyncio.Protocol | None = None
         self._deadline: asyncio.TimerHandle | None = None
-        self._header_bytes = 0
+        self._buffer = bytearray()
+        self._scanned = 0  # bytes of the buffer known to hold no header end
+        self._request: asyncio.Task[None] | None = None
+        self._writable: asyncio.Future[None] | None = None  # while writing is paused
+        self._eof = False
         self._refused = False
         self._closed = False
 
@@ -147,48 +159,109 @@ class _Connection(asyncio.Protocol):
         # (uvloop's are not).
         self.transport = cast(asyncio.Transport, transport)
         self.socket = None
-        self._protocol = self._listener.opened(self, transport)
         self._enter(_State.HEADER)
-        self._protocol.connection_made(transport)
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._closed = True
         self._cancel_deadline()
         self._listener.forget(self)
-        if self._protocol is not None:
-            self._protocol.connection_lost(exc)
+        if self._request is not None:  # nobody to answer: as Go cancels the request's context
+            self._request.cancel()
+        self.resume_writing()
 
     def data_received(self, data: bytes) -> None:
-        if self._refused or self._protocol is None:
+        if self._refused or self._closed:
             return
         if self.state is _State.IDLE:
             self._enter(_State.HEADER)
+        self._buffer += data
         if self.state is _State.HEADER:
-            self._header_bytes += len(data)
-            if self._header_bytes > self._listener.limits.max_header_bytes:
-                self._refuse_header()
-                return
-        self._protocol.data_received(data)
+            self._read_header()
+        elif len(self._buffer) > self._listener.limits.max_header_bytes:
+            # Requests sent ahead of an answer: no more until it is written. (Reading goes
+            # on otherwise, so a client that hangs up is seen and its request cancelled.)
+            assert self.transport is not None
+            self.transport.pause_reading()
 
     def eof_received(self) -> bool | None:
-        return self._protocol.eof_received() if self._protocol is not None else None
+        self._eof = True
+        # A request in progress is still answered (over plain TCP; a TLS transport closes
+        # on EOF whatever is returned); otherwise the transport closes itself.
+        return True if self.state is _State.BUSY else None
 
     def pause_writing(self) -> None:
-        if self._protocol is not None:
-            self._protocol.pause_writing()
+        if self._writable is None:
+            self._writable = asyncio.get_running_loop().create_future()
 
     def resume_writing(self) -> None:
-        if self._protocol is not None:
-            self._protocol.resume_writing()
+        writable, self._writable = self._writable, None
+        if writable is not None and not writable.done():
+            writable.set_result(None)
 
-    # -- the application's side (Listener.middleware) ---------------------------------------
+    # -- requests ----------------------------------------------------------------------------
 
-    def request_started(self) -> None:
+    def _read_header(self) -> None:
+        buffer = self._buffer
+        while buffer.startswith((b"\r\n", b"\n")):  # blank lines before a request: ignored
+            del buffer[: 2 if buffer[0] == 13 else 1]
+        limit = self._listener.limits.max_header_bytes
+        end = _HEADER_END.search(buffer, max(0, self._scanned - 3))
+        if end is None or end.end() > limit:
+            self._scanned = len(buffer)
+            if len(buffer) > limit or end is not None:
+                self._refuse_header()
+            return
+        head = bytes(buffer[: end.start()])
+        del buffer[: end.end()]
+        self._scanned = 0
+        assert self.transport is not None
+        try:
+            request = parse_request(head)
+        except BadRequest as error:
+            _log.debug("malformed request; closing the connection", error=str(error))
+            self._refused = True
+            self._cancel_deadline()
+            response = error_response(error.status, str(error))
+            self.transport.write(render_response(response, head_only=False, close=True))
+            self.transport.close()
+            return
+        request.transport = self.transport
         self._enter(_State.BUSY)
+        self._request = self._listener.start(self._serve(request))
 
-    def request_finished(self) -> None:
-        if self.state is _State.BUSY:
-            self._enter(_State.IDLE)
+    async def _serve(self, request: Request) -> None:
+        try:
+            response = await self._listener.app(request)
+        except Exception:  # one request's failure, answered 500; the connection goes on
+            _log.exception("serving a request failed", method=request.method, path=request.path)
+            response = error_response(500, "internal server error")
+        transport = self.transport
+        if self._closed or transport is None:
+            return
+        close = request.has_body or not request.keep_alive or self._eof
+        head_only = request.method == "HEAD"
+        transport.write(render_response(response, head_only=head_only, close=close))
+        if close:  # a body is never read: it must not be taken for the next request
+            self._request = None
+            transport.close()
+            return
+        writable = self._writable
+        if writable is not None:  # a client that does not read gets no further answers
+            try:
+                async with asyncio.timeout(self._listener.limits.idle_timeout):
+                    await writable
+            except TimeoutError:
+                self.abort("the client reads no answer")
+                return
+        self._request = None
+        if self._closed:
+            return
+        self._enter(_State.IDLE)
+        if not transport.is_reading():
+            transport.resume_reading()
+        if self._buffer:  # the next request began while this one was served
+            self._enter(_State.HEADER)
+            self._read_header()
 
     # -- closing -----------------------------------------------------------------------------
 
@@ -199,6 +272,17 @@ class _Connection(asyncio.Protocol):
         if self.transport is not None:
             self.transport.abort()
             return
+        self._end_handshake()
+
+    def shut_down(self) -> None:
+        """Close once what was written is sent (the server stops)."""
+        self._cancel_deadline()
+        if self.transport is not None:
+            self.transport.close()
+            return
+        self._end_handshake()
+
+    def _end_handshake(self) -> None:
         if self.socket is not None:  # in the handshake: wake its transport up with an EOF
             with contextlib.suppress(OSError):
                 self.socket.shutdown(socket.SHUT_RDWR)
@@ -222,7 +306,6 @@ class _Connection(asyncio.Protocol):
             return
         limits = self._listener.limits
         if state is _State.HEADER:
-            self._header_bytes = 0
             self._deadline = loop.call_later(
                 limits.header_timeout, self.abort, "no complete request header in time"
             )
@@ -236,31 +319,30 @@ class _Connection(asyncio.Protocol):
 
 
 class Listener:
-    """Accepts connections on the listening ``sock`` and serves each with a protocol from
-    ``protocol_factory`` (an aiohttp ``web.Server``), under ``limits`` (module docstring);
-    over TLS with the context ``ssl_context()`` returns, when given.
+    """Accepts connections on the listening ``sock`` and has ``app`` answer their requests,
+    under ``limits`` (module docstring); over TLS with the context ``ssl_context()`` returns,
+    when given.
 
-    Put :meth:`middleware` first in the application's middlewares; run :meth:`serve`, which
-    blocks until cancelled. ``len()`` is the number of connections open (informational).
-    The listening socket is the caller's to close.
+    Run :meth:`serve`, which blocks until cancelled, and :meth:`close` once it is. ``len()``
+    is the number of connections open (informational). The listening socket is the
+    caller's to close.
     """
 
     def __init__(
         self,
         sock: socket.socket,
-        protocol_factory: Callable[[], asyncio.Protocol],
+        app: Handler,
         *,
         limits: ConnectionLimits,
         ssl_context: Callable[[], ssl.SSLContext] | None = None,
     ) -> None:
         self.limits = limits
+        self.app = app
         self._socket = sock
-        self._protocol_factory = protocol_factory
         self._ssl_context = ssl_context
         # Every open connection, handshakes included, oldest first; the limit bounds it.
         self._connections: dict[_Connection, None] = {}
-        # Connections past their handshake, by transport (how the middleware finds them).
-        self._by_transport: dict[asyncio.BaseTransport, _Connection] = {}
+        self._requests: set[asyncio.Task[None]] = set()
         self._warned_at: float | None = None
 
     @property
@@ -272,9 +354,9 @@ class Listener:
 
     async def serve(self) -> None:
         """Accept connections until cancelled; cancelling also ends the handshakes under way
-        (connections past theirs are aiohttp's to shut down). Temporary accept failures
-        (out of file descriptors) are logged and retried with a backoff, as Go's server
-        does; others raise :class:`OSError`."""
+        (connections past theirs are :meth:`close`'s). Temporary accept failures (out of
+        file descriptors) are logged and retried with a backoff, as Go's server does; others
+        raise :class:`OSError`."""
         loop = asyncio.get_running_loop()
         self._socket.setblocking(False)
         delay = 0.0
@@ -296,35 +378,37 @@ class Listener:
                 delay = 0.0
                 self._admit(sock, loop, handshakes)
 
-    @web.middleware
-    async def middleware(self, request: web.Request, handler: Handler) -> web.StreamResponse:
-        """Marks the request's connection busy until its response is written (module
-        docstring); must come before every other middleware."""
-        transport = request.transport
-        connection = self._by_transport.get(transport) if transport is not None else None
-        if connection is None:
-            return await handler(request)
-        connection.request_started()
-        try:
-            response = await handler(request)
-            await response.prepare(request)
-            await response.write_eof()
-            return response
-        finally:
-            connection.request_finished()
+    async def close(self, grace: float) -> None:
+        """Close every connection: those without a request in progress at once, the others
+        once their answer is written, or after ``grace`` seconds (their requests are
+        cancelled then)."""
+        for connection in list(self._connections):
+            if connection.state is not _State.BUSY:
+                self.forget(connection)
+                connection.shut_down()
+        if self._requests:
+            await asyncio.wait(set(self._requests), timeout=grace)
+        for connection in list(self._connections):
+            self.forget(connection)
+            connection.shut_down()
+        requests = set(self._requests)
+        for task in requests:
+            task.cancel()
+        if requests:
+            await asyncio.wait(requests)
 
     # -- the connections' bookkeeping --------------------------------------------------------
 
-    def opened(self, connection: _Connection, transport: asyncio.BaseTransport) -> asyncio.Protocol:
-        """``connection`` is past its handshake: the protocol to pass it on to."""
-        self._by_transport[transport] = connection
-        return self._protocol_factory()
+    def start(self, request: Coroutine[None, None, None]) -> asyncio.Task[None]:
+        """Run ``request`` (a connection's, which never raises) as a task of this listener."""
+        task = asyncio.get_running_loop().create_task(request, name="serve a request")
+        self._requests.add(task)
+        task.add_done_callback(self._requests.discard)
+        return task
 
     def forget(self, connection: _Connection) -> None:
         """``connection`` is closed, or is being closed; idempotent."""
         self._connections.pop(connection, None)
-        if connection.transport is not None:
-            self._by_transport.pop(connection.transport, None)
 
     def _admit(
         self,
@@ -394,7 +478,7 @@ def _listen(host: str, port: int) -> socket.socket:
 
 @contextlib.asynccontextmanager
 async def serve_app(
-    app: web.Application,
+    app: Handler,
     host: str,
     port: int,
     *,
@@ -403,13 +487,15 @@ async def serve_app(
     shutdown_timeout: float = 2.0,
     what: str = "metrics and health checks",
 ) -> AsyncIterator[Listener]:
-    """Listen on ``host:port`` (``port=0``: a free one) for ``app`` - over TLS with the
-    context ``ssl_context()`` returns per connection - under ``limits`` (default
+    """Listen on ``host:port`` (``port=0``: a free one) for ``app`` (an
+    :class:`~kcontrol.manager._http.App`, or any handler) - over TLS with the context
+    ``ssl_context()`` returns per connection - under ``limits`` (default
     :class:`ConnectionLimits`), for the duration of the block, which receives the
     :class:`Listener` and must run its :meth:`~Listener.serve` to accept connections.
 
     Raises :class:`OSError` naming ``what`` and the address when it cannot listen (port
-    taken). On the way out, stops listening and closes every connection."""
+    taken). On the way out, stops listening and closes every connection, waiting up to
+    ``shutdown_timeout`` seconds for the requests in progress."""
     limits = limits if limits is not None else ConnectionLimits()
     try:
         sock = _listen(host, port)
@@ -417,36 +503,9 @@ async def serve_app(
         raise OSError(
             error.errno, f"cannot serve {what} on {host}:{port}: {error.strerror or error}"
         ) from error
+    listener = Listener(sock, app, limits=limits, ssl_context=ssl_context)
     try:
-        runner = web.AppRunner(
-            app,
-            handle_signals=False,
-            access_log=None,
-            shutdown_timeout=shutdown_timeout,
-            keepalive_timeout=limits.idle_timeout,
-            # The header's size is bounded as a whole (Listener), as Go bounds it.
-            max_line_size=limits.max_header_bytes,
-            max_field_size=limits.max_header_bytes,
-        )
-        listener = Listener(sock, _protocols(runner), limits=limits, ssl_context=ssl_context)
-        app.middlewares.insert(0, listener.middleware)
-        await runner.setup()
-        try:
-            yield listener
-        finally:
-            sock.close()  # no new connection from here on
-            await runner.cleanup()
+        yield listener
     finally:
-        sock.close()
-
-
-def _protocols(runner: web.AppRunner) -> Callable[[], asyncio.Protocol]:
-    """The protocol factory of ``runner`` once set up (its ``web.Server``)."""
-
-    def create() -> asyncio.Protocol:
-        server = runner.server
-        if server is None:
-            raise RuntimeError("the application runner is not set up")
-        return server()
-
-    return create
+        sock.close()  # no new connection from here on
+        await listener.close(shutdown_timeout)

@@ -46,8 +46,6 @@ import tempfile
 from collections.abc import AsyncIterator
 from pathlib import Path
 
-from aiohttp import web
-from aiohttp.typedefs import Handler
 from prometheus_client import CollectorRegistry
 
 from kcontrol.client import ApiClient, ClientConfig, ConfigError, load_config
@@ -68,6 +66,7 @@ from kcontrol.manager._authn import (
 )
 from kcontrol.manager._authz import AlwaysAllowPaths, SubjectAccessReviewAuthorizer
 from kcontrol.manager._health import HealthServer
+from kcontrol.manager._http import Handler, Request, Response
 from kcontrol.manager._listener import ConnectionLimits, serve_app
 from kcontrol.manager._options import ManagerOptions
 from kcontrol.manager._review import REVIEW_TIMEOUT
@@ -186,7 +185,7 @@ class SecureServer:
             )
             host = options.bind_address
             async with serve_app(
-                self._health.build_app(middlewares=[self._filter]),
+                self._health.build_app(filters=[self._filter]),
                 host,
                 options.secure_port if port is None else port,
                 ssl_context=lambda: tls.context,
@@ -294,20 +293,18 @@ class SecureServer:
 
     # -- the filter --------------------------------------------------------------------------
 
-    @web.middleware
-    async def _filter(self, request: web.Request, handler: Handler) -> web.StreamResponse:
+    async def _filter(self, request: Request, handler: Handler) -> Response:
         path = request.path
         if self._always_allow.allows(path):
             return await handler(request)
         authenticator, authorizer = self._authenticator, self._authorizer
         if authenticator is None or authorizer is None:  # not listening yet
             return _status(503, "ServiceUnavailable", "starting")
-        transport = request.transport
         log = _log.bind(path=path, remote=request.remote)
         try:
             user = await authenticator.authenticate(
-                peer_certificate=transport.get_extra_info("peercert") if transport else None,
-                authorization=request.headers.get("Authorization"),
+                peer_certificate=request.peer_certificate,
+                authorization=request.headers.get("authorization"),
             )
         except AuthenticationFailed as failure:
             log.debug("request not authenticated", reason=str(failure))
@@ -341,7 +338,7 @@ async def _review_config(kubeconfig: str | None, default: ClientConfig, flag: st
         raise ServingError(f"{flag}: {error}") from None
 
 
-def _status(code: int, reason: str, message: str) -> web.Response:
+def _status(code: int, reason: str, message: str) -> Response:
     """A ``metav1.Status`` failure, as the API server writes refusals."""
     body = {
         "kind": "Status",
@@ -353,4 +350,4 @@ def _status(code: int, reason: str, message: str) -> web.Response:
         "code": code,
     }
     headers = {"X-Content-Type-Options": "nosniff"}
-    return web.json_response(body, status=code, headers=headers)
+    return Response.json(body, code, headers)

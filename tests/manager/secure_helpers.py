@@ -24,12 +24,12 @@ from typing import Any
 
 import aiohttp
 import yaml
-from aiohttp import web
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec, padding, rsa
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
+from kcontrol.manager._http import App, Request, Response
 from kcontrol.manager._listener import ConnectionLimits, Listener, serve_app
 from kcontrol.manager._tls import ServingTLS
 from kcontrol.testing.envtest import ControlPlane
@@ -283,7 +283,7 @@ class SecureManager(LoggedProcess):
 
 @contextlib.asynccontextmanager
 async def listening(
-    app: web.Application,
+    app: App,
     *,
     tls: ServingTLS | None = None,
     limits: ConnectionLimits | None = None,
@@ -310,25 +310,23 @@ async def listening(
                 await task
 
 
-def whoami_app() -> web.Application:
+def whoami_app() -> App:
     """``/healthz`` (``ok``) and ``/whoami``: the common name of the client certificate the
     TLS layer verified for this connection (``anonymous`` without one)."""
 
-    async def healthz(request: web.Request) -> web.Response:
-        return web.Response(text="ok")
+    async def healthz(request: Request) -> Response:
+        return Response.text("ok")
 
-    async def whoami(request: web.Request) -> web.Response:
-        transport = request.transport
-        peer = transport.get_extra_info("peercert") if transport is not None else None
-        for rdn in (peer or {}).get("subject", ()):
+    async def whoami(request: Request) -> Response:
+        for rdn in (request.peer_certificate or {}).get("subject", ()):
             for key, value in rdn:
                 if key == "commonName":
-                    return web.Response(text=value)
-        return web.Response(text="anonymous")
+                    return Response.text(value)
+        return Response.text("anonymous")
 
-    app = web.Application()
-    app.router.add_get("/healthz", healthz)
-    app.router.add_get("/whoami", whoami)
+    app = App()
+    app.add("/healthz", healthz)
+    app.add("/whoami", whoami)
     return app
 
 

@@ -8,7 +8,6 @@ from collections.abc import AsyncIterator
 
 import aiohttp
 import pytest
-from aiohttp.test_utils import TestClient, TestServer
 from prometheus_client import CollectorRegistry, Counter
 
 from kcontrol.manager import HealthServer
@@ -39,21 +38,38 @@ def registry() -> CollectorRegistry:
     return registry
 
 
+class HealthClient:
+    """GETs paths of a running HealthServer."""
+
+    def __init__(self, session: aiohttp.ClientSession, port: int) -> None:
+        self._session = session
+        self._base = f"http://127.0.0.1:{port}"
+
+    async def get(self, path: str, headers: dict[str, str] | None = None) -> aiohttp.ClientResponse:
+        async with self._session.get(self._base + path, headers=headers) as response:
+            await response.read()
+            return response
+
+
 @pytest.fixture
-async def client(state: State, registry: CollectorRegistry) -> AsyncIterator[TestClient]:
-    server = HealthServer(registry=registry)
+async def client(state: State, registry: CollectorRegistry) -> AsyncIterator[HealthClient]:
+    server = HealthServer(host="127.0.0.1", port=0, registry=registry)
     server.add_livez_check("leaderElection", state.election)
     server.add_readyz_check("informer-sync", state.caches)
-    async with TestClient(TestServer(server.build_app())) as test_client:
-        yield test_client
+    async with asyncio.TaskGroup() as tasks:
+        running = tasks.create_task(server.run())
+        await asyncio.wait_for(server.wait_started(), 5)
+        async with aiohttp.ClientSession() as session:
+            yield HealthClient(session, server.port)
+        running.cancel()
 
 
-async def get(client: TestClient, path: str) -> tuple[int, str]:
+async def get(client: HealthClient, path: str) -> tuple[int, str]:
     response = await client.get(path)
     return response.status, await response.text()
 
 
-async def test_metrics_serves_the_registry(client: TestClient) -> None:
+async def test_metrics_serves_the_registry(client: HealthClient) -> None:
     response = await client.get("/metrics")
     assert response.status == 200
     assert response.headers["Content-Type"].startswith("text/plain; version=0.0.4")
@@ -62,7 +78,7 @@ async def test_metrics_serves_the_registry(client: TestClient) -> None:
     assert "# HELP kcontrol_test_things_total Things." in body
 
 
-async def test_metrics_negotiates_openmetrics(client: TestClient) -> None:
+async def test_metrics_negotiates_openmetrics(client: HealthClient) -> None:
     response = await client.get(
         "/metrics", headers={"Accept": "application/openmetrics-text; version=1.0.0"}
     )
@@ -72,7 +88,7 @@ async def test_metrics_negotiates_openmetrics(client: TestClient) -> None:
     assert body.endswith("# EOF\n")
 
 
-async def test_livez_passes_while_readyz_waits_for_caches(client: TestClient) -> None:
+async def test_livez_passes_while_readyz_waits_for_caches(client: HealthClient) -> None:
     assert await get(client, "/livez") == (200, "ok")
     status, body = await get(client, "/readyz")
     assert status == 500
@@ -85,14 +101,14 @@ async def test_livez_passes_while_readyz_waits_for_caches(client: TestClient) ->
     assert "pods" not in body, "reasons are logged, never served"
 
 
-async def test_readyz_flips_when_caches_sync(client: TestClient, state: State) -> None:
+async def test_readyz_flips_when_caches_sync(client: HealthClient, state: State) -> None:
     assert (await get(client, "/readyz"))[0] == 500
     state.synced = True
     assert await get(client, "/readyz") == (200, "ok")
     assert await get(client, "/healthz") == (200, "ok")
 
 
-async def test_overdue_leader_is_neither_live_nor_ready(client: TestClient, state: State) -> None:
+async def test_overdue_leader_is_neither_live_nor_ready(client: HealthClient, state: State) -> None:
     state.synced = True
     state.leading_ok = False
     for endpoint in ("livez", "readyz", "healthz"):
@@ -102,7 +118,7 @@ async def test_overdue_leader_is_neither_live_nor_ready(client: TestClient, stat
         assert body.endswith(f"{endpoint} check failed\n")
 
 
-async def test_verbose_lists_every_check(client: TestClient, state: State) -> None:
+async def test_verbose_lists_every_check(client: HealthClient, state: State) -> None:
     state.synced = True
     status, body = await get(client, "/readyz?verbose")
     assert status == 200
@@ -111,7 +127,7 @@ async def test_verbose_lists_every_check(client: TestClient, state: State) -> No
     assert body == "[+]ping ok\n[+]leaderElection ok\nlivez check passed\n"
 
 
-async def test_exclude_skips_a_check(client: TestClient) -> None:
+async def test_exclude_skips_a_check(client: HealthClient) -> None:
     status, body = await get(client, "/readyz?exclude=informer-sync&verbose")
     assert status == 200
     assert "[+]informer-sync excluded: ok" in body
@@ -121,7 +137,7 @@ async def test_exclude_skips_a_check(client: TestClient) -> None:
     assert 'warn: some health checks cannot be excluded: no matches for "nope"' in body
 
 
-async def test_single_check_path(client: TestClient, state: State) -> None:
+async def test_single_check_path(client: HealthClient, state: State) -> None:
     assert await get(client, "/readyz/ping") == (200, "ok")
     assert (await get(client, "/readyz/informer-sync"))[0] == 500
     state.synced = True

@@ -335,7 +335,7 @@ def test_all_byte_code_is_compiled_at_build_time(installed: Installed) -> None:
     and its controllers, has current byte code: under a read-only root nothing is compiled
     at start. The final stage compiles the standard library's, which the base image lacks."""
     result = json.loads(installed.python(BYTE_CODE_CHECK))
-    assert result["checked"] > 250  # kcontrol, its controllers, aiohttp, ... (not a vacuous pass)
+    assert result["checked"] > 200  # kcontrol, its controllers, yaml, ... (not a vacuous pass)
     assert result["stale"] == []
     _, final = stages(DOCKERFILE.read_text())
     python = re.fullmatch(r"python:(\d+\.\d+)-slim", final.image)

@@ -28,6 +28,7 @@ NOT_AT_START = {
     "yaml": "only to read a kubeconfig",
     "kcontrol.client._clientcmd": "the kubeconfig loader, for kubeconfig users only",
     "kcontrol.client._exec": "exec credential plugins, for kubeconfig users only",
+    "aiohttp": "the manager serves and requests with kcontrol's own HTTP/1.1 (~0.12 s of CPU)",
     "kcontrol.testing": "test helpers",
     "kcontrol.rollout": "the rollout view",
 }

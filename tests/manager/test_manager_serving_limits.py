@@ -13,8 +13,8 @@ import ssl
 from collections.abc import AsyncIterator, Callable
 
 import pytest
-from aiohttp import web
 
+from kcontrol.manager._http import App, Request, Response
 from kcontrol.manager._listener import (
     IDLE_TIMEOUT,
     MAX_HEADER_BYTES,
@@ -72,7 +72,7 @@ class Served:
 
 @contextlib.asynccontextmanager
 async def served(
-    scheme: str, tls: ServingTLS, limits: ConnectionLimits, app: web.Application | None = None
+    scheme: str, tls: ServingTLS, limits: ConnectionLimits, app: App | None = None
 ) -> AsyncIterator[Served]:
     """``app`` (default: :func:`whoami_app`) served over ``scheme`` under ``limits``."""
     async with listening(
@@ -242,14 +242,14 @@ async def test_when_every_connection_has_a_request_in_progress_new_ones_are_refu
     release = asyncio.Event()
     entered = 0
 
-    async def slow(request: web.Request) -> web.Response:
+    async def slow(request: Request) -> Response:
         nonlocal entered
         entered += 1
         await release.wait()
-        return web.Response(text="done")
+        return Response.text("done")
 
     app = whoami_app()
-    app.router.add_get("/slow", slow)
+    app.add("/slow", slow)
     limits = ConnectionLimits(header_timeout=60.0, max_connections=3)
     async with served(scheme, tls, limits, app) as server:
         busy = []
