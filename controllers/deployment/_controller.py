@@ -149,7 +149,11 @@ class DeploymentController:
         self._rs_indexer = rs_informer.indexer
         self._pod_indexer = pod_informer.indexer
         self._ctx = SyncContext(
-            client=client, recorder=recorder, rs_lister=self._rs_lister, clock=self._clock
+            client=client,
+            recorder=recorder,
+            rs_lister=self._rs_lister,
+            clock=self._clock,
+            superseded=self._queued_again,
         )
         self.controller = Controller(
             ControllerOptions(
@@ -182,6 +186,9 @@ class DeploymentController:
     async def run(self) -> None:
         """Wait for the caches, then sync Deployments until cancelled."""
         await self.controller.run()
+
+    def _queued_again(self, key: str) -> bool:
+        return self.controller.queue.is_dirty(key)
 
     def _enqueue(self, deployment: Mapping[str, Any]) -> None:
         self.controller.enqueue(key_func(deployment))
@@ -344,6 +351,7 @@ class DeploymentController:
         except NotFound:
             _log.debug("deployment has been deleted", key=key)
             self._ctx.spent.forget(key)
+            self._ctx.deferred.discard(key)
             return None
         deployment: Object = deep_copy(cached)  # never change the cache
         try:

@@ -34,7 +34,7 @@ from ._conditions import (
 )
 from ._fields import name_of, status
 from ._status import calculate_status, status_equal
-from ._writes import SyncContext, update_deployment_status
+from ._writes import SyncContext, write_final_status
 
 __all__ = ["replica_failures", "requeue_stuck_deployment", "sync_rollout_status"]
 
@@ -116,7 +116,7 @@ async def sync_rollout_status(
     if status_equal(status(deployment), new_status):
         return requeue_stuck_deployment(ctx, deployment, new_status)
     deployment["status"] = new_status
-    await update_deployment_status(ctx, deployment)
+    await write_final_status(ctx, deployment)
     return None
 
 

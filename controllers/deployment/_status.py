@@ -35,7 +35,7 @@ from ._replicasets import (
     ready_replica_count,
     terminating_replica_count,
 )
-from ._writes import SyncContext, update_deployment_status
+from ._writes import SyncContext, write_final_status
 
 __all__ = ["calculate_status", "status_equal", "sync_deployment_status"]
 
@@ -128,4 +128,4 @@ async def sync_deployment_status(
     if status_equal(status(deployment), new_status):
         return
     deployment["status"] = new_status
-    await update_deployment_status(ctx, deployment)
+    await write_final_status(ctx, deployment)

@@ -21,6 +21,11 @@ Writes are the least they can be and never clobber other writers:
   runs on a cache that has not yet seen the controller's own last write; the sync stops with
   :class:`CacheBehindOwnWrite` instead, and the informer's delivery of that write enqueues
   the Deployment again. (Upstream sends the write, gets the 409, and requeues with backoff.)
+- The status a sync ends with (the rollout's progress, or the counts after a scale) is not
+  written when the Deployment was queued again during the sync - a newer event arrived, and
+  the sync that follows at once computes a newer status from it - unless the previous such
+  write was already left out: a status that would be superseded is not written, and under a
+  stream of events every other one still is. (Upstream writes each one.)
 - A Deployment's spec (rollback) is PUT whole, with its resourceVersion.
 - Old ReplicaSets are deleted with the UID and resourceVersion they were judged by as
   preconditions, so a ReplicaSet that was scaled up again meanwhile is not deleted.
@@ -30,7 +35,7 @@ Nothing here mutates a cached object: callers pass their own copies.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, MutableMapping
+from collections.abc import Callable, Mapping, MutableMapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -51,6 +56,7 @@ __all__ = [
     "patch_replica_set",
     "update_deployment",
     "update_deployment_status",
+    "write_final_status",
 ]
 
 
@@ -107,6 +113,10 @@ class SyncContext:
     rs_lister: Lister
     clock: Clock
     spent: SpentVersions = field(default_factory=SpentVersions)
+    superseded: Callable[[str], bool] = field(default=lambda key: False)
+    """Whether the Deployment of a key was queued again since its sync began."""
+    deferred: set[str] = field(default_factory=set)
+    """Keys whose last final status write was left to the next sync (:func:`write_final_status`)."""
 
     def now(self) -> datetime:
         """The wall-clock time conditions are stamped and deadlines measured with."""
@@ -144,6 +154,18 @@ async def update_deployment_status(
     _spend(ctx, key, version, answer)
     _carry_resource_version(deployment, answer)
     return answer
+
+
+async def write_final_status(ctx: SyncContext, deployment: MutableMapping[str, Any]) -> None:
+    """Write the status a sync ends with (``deployment`` is the caller's copy, holding it),
+    unless the sync that follows at once supersedes it (module docstring); as
+    :func:`update_deployment_status` otherwise."""
+    key = f"{namespace_of(deployment)}/{name_of(deployment)}"
+    if key not in ctx.deferred and ctx.superseded(key):
+        ctx.deferred.add(key)
+        return
+    ctx.deferred.discard(key)
+    await update_deployment_status(ctx, deployment)
 
 
 async def update_deployment(ctx: SyncContext, deployment: MutableMapping[str, Any]) -> Object:

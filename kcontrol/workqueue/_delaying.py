@@ -114,6 +114,11 @@ class DelayingQueue(Generic[T]):
         """See :meth:`Queue.done`."""
         self._queue.done(item)
 
+    def is_dirty(self, item: T) -> bool:
+        """See :meth:`Queue.is_dirty`; an item waiting for its delay is not dirty until
+        the delay has passed."""
+        return self._queue.is_dirty(item)
+
     def len(self) -> int:
         """See :meth:`Queue.len`; waiting items are not counted."""
         return self._queue.len()

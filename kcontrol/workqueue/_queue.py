@@ -155,6 +155,12 @@ class Queue(Generic[T]):
         if not processing and self._drainers:
             self._wake_all(self._drainers)
 
+    def is_dirty(self, item: T) -> bool:
+        """Whether ``item`` waits to be handed out: added and not handed out since, or -
+        while it is being processed - added again (it will be processed once more after
+        :meth:`done`). A sync can leave to that next round a write it would supersede."""
+        return item in self._dirty
+
     def len(self) -> int:
         """The number of items waiting to be handed out; informational only."""
         return len(self._queue)

@@ -99,6 +99,11 @@ class RateLimitingQueue(Generic[T]):
         """See :meth:`Queue.done`."""
         self._queue.done(item)
 
+    def is_dirty(self, item: T) -> bool:
+        """See :meth:`Queue.is_dirty`; an item waiting for a delay (a rate limit's
+        included) is not dirty until the delay has passed."""
+        return self._queue.is_dirty(item)
+
     def len(self) -> int:
         """See :meth:`Queue.len`; items waiting for a delay are not counted."""
         return self._queue.len()

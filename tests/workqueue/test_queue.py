@@ -348,3 +348,18 @@ def test_repr_shows_state() -> None:
     q: Queue[str] = Queue(name="r", registry=CollectorRegistry())
     q.add("a")
     assert repr(q) == "<Queue name='r' queued=1 processing=0 shutting_down=False>"
+
+
+async def test_is_dirty_tells_an_item_queued_again_while_it_is_processed() -> None:
+    q: Queue[str] = Queue()
+    assert not q.is_dirty("a")
+    q.add("a")
+    assert q.is_dirty("a"), "waiting to be handed out"
+    assert await q.get() == "a"
+    assert not q.is_dirty("a"), "handed out, not added since"
+    q.add("a")
+    assert q.is_dirty("a"), "added again while processed"
+    q.done("a")
+    assert q.is_dirty("a") and await q.get() == "a"
+    q.done("a")
+    assert not q.is_dirty("a")

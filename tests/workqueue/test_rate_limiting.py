@@ -129,3 +129,17 @@ async def test_wraps_a_given_delaying_queue_and_delegates() -> None:
     q.add_rate_limited("ignored")
     assert q.waiting_len() == 0
     assert await q.get() == "later"
+
+
+async def test_an_item_waiting_for_its_delay_is_not_dirty_until_it_passes() -> None:
+    clock = FakeClock(start=0.0)
+    limiter: ItemExponentialFailureRateLimiter[str] = ItemExponentialFailureRateLimiter(0.5, 1.0)
+    q = RateLimitingQueue(rate_limiter=limiter, clock=clock)
+    q.add_rate_limited("a")
+    assert not q.is_dirty("a"), "a retry later is no newer event"
+    clock.step(0.5)
+    await asyncio.sleep(0)
+    assert q.is_dirty("a")
+    assert await q.get() == "a"
+    q.add("a")
+    assert q.is_dirty("a")
