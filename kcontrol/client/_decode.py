@@ -56,7 +56,7 @@ import orjson
 from kcontrol._gc import gc_paused
 from kcontrol.client._fields import FieldsV1, decode_keeping_fields
 
-__all__ = ["ItemHook", "LineSplitter", "decode_json", "decode_list", "encode_json"]
+__all__ = ["ItemHook", "LineSplitter", "ListDecoder", "decode_json", "decode_list", "encode_json"]
 
 ItemHook = Callable[[dict[str, Any]], dict[str, Any]]
 """Called with each decoded list item; returns the item to keep (the same or another)."""
@@ -97,13 +97,17 @@ class _ListEnvelope(msgspec.Struct, omit_defaults=True):
 _ENVELOPE = msgspec.json.Decoder(_ListEnvelope)
 
 
-def decode_list(data: bytes | bytearray | memoryview, item_hook: ItemHook) -> dict[str, Any]:
+def decode_list(
+    data: bytes | bytearray | memoryview, item_hook: ItemHook, *, first_index: int = 0
+) -> dict[str, Any]:
     """Decode a LIST body, passing each item through ``item_hook`` as soon as it is decoded.
     Items keep their ``fieldsV1`` raw, as :func:`decode_json` does.
 
     The result has the shape :func:`decode_json` would give (``items`` is always a list).
     Raises :class:`ValueError` if ``data`` is not JSON or not a list object. The cyclic GC
     is paused throughout (see :mod:`kcontrol._gc`); ``item_hook`` must not rely on it.
+    ``first_index`` numbers the items in error messages (a :class:`ListDecoder` decoded the
+    ones before).
     """
     with gc_paused():
         try:
@@ -111,7 +115,7 @@ def decode_list(data: bytes | bytearray | memoryview, item_hook: ItemHook) -> di
         except msgspec.DecodeError as e:  # ValidationError is a subclass
             raise ValueError(f"not a list object: {e}") from e
         items: list[dict[str, Any]] = []
-        for index, raw in enumerate(envelope.items or ()):
+        for index, raw in enumerate(envelope.items or (), first_index):
             item = decode_keeping_fields(bytes(raw))
             if not isinstance(item, dict):
                 raise ValueError(f"list item {index} is not an object")
@@ -124,6 +128,104 @@ def decode_list(data: bytes | bytearray | memoryview, item_hook: ItemHook) -> di
     result["metadata"] = envelope.metadata or {}
     result["items"] = items
     return result
+
+
+_ITEMS = b'"items":['
+_MAX_ENVELOPE_HEAD = 64 * 1024
+
+
+class ListDecoder:
+    """:func:`decode_list` as the body arrives: :meth:`feed` it the body's pieces in order,
+    then :meth:`finish` returns exactly what :func:`decode_list` returns for the whole body.
+
+    An item is decoded (and passed to ``item_hook``) as soon as the bytes after it show
+    where it ends, so a LIST is mostly decoded by the time its last byte arrives: decoding
+    overlaps with the server still encoding the rest (at 10,000 pods the server streams the
+    body for about as long as decoding it takes).
+
+    Where an item ends: the API server writes a list compactly, every item starting with
+    the same first key (``metadata`` in a built-in type's list, ``apiVersion`` in a custom
+    resource's, whose keys are sorted), so ``},{"<that key>":`` follows every item but the
+    last. The same bytes can also close an element of a list nested in an item (a
+    StatefulSet's ``volumeClaimTemplates``); such a cut leaves the item's brackets unclosed,
+    so it does not decode and the next candidate is tried. Whatever is not decoded that way
+    (the last item, or a body written otherwise) is decoded by :meth:`finish` with the
+    envelope.
+    """
+
+    __slots__ = ("_buf", "_delimiter", "_fed", "_head", "_hook", "_items", "_scan", "_stopped")
+
+    def __init__(self, item_hook: ItemHook) -> None:
+        self._hook = item_hook
+        self._buf = bytearray()  # the body from the first item not yet decoded on
+        self._head: bytes | None = None  # the envelope up to '"items":', once seen
+        self._delimiter: bytes | None = None
+        self._scan = 0  # where in _buf the next delimiter may start
+        self._items: list[dict[str, Any]] = []
+        self._fed = 0
+        self._stopped = False  # the body is not written as expected: all is left to finish
+
+    @property
+    def fed(self) -> int:
+        """The number of bytes fed so far."""
+        return self._fed
+
+    def feed(self, data: bytes) -> None:
+        """Take the next piece of the body; decodes the items it completes. Raises
+        :class:`ValueError` for an item that is not an object."""
+        buf = self._buf
+        buf += data
+        self._fed += len(data)
+        if self._stopped:
+            return
+        if self._head is None:
+            start = buf.find(_ITEMS)
+            if start < 0:
+                if len(buf) > _MAX_ENVELOPE_HEAD:
+                    self._stopped = True
+                return
+            self._head = bytes(buf[: start + len(_ITEMS) - 1])
+            del buf[: start + len(_ITEMS)]
+        if self._delimiter is None:
+            if len(buf) < 2:
+                return
+            if buf[:2] != b'{"':  # no item, or not compact: left to finish()
+                self._stopped = True
+                return
+            end = buf.find(b'"', 2)
+            if end < 0:
+                return
+            self._delimiter = b'},{"' + bytes(buf[2:end]) + b'":'
+        self._decode_complete(buf, self._delimiter)
+
+    def _decode_complete(self, buf: bytearray, delimiter: bytes) -> None:
+        hook, items = self._hook, self._items
+        with gc_paused():
+            while True:
+                at = buf.find(delimiter, self._scan)
+                if at < 0:
+                    self._scan = max(0, len(buf) - len(delimiter) + 1)
+                    return
+                try:
+                    item = decode_keeping_fields(bytes(buf[: at + 1]))
+                except ValueError:  # the end of a nested list's element, not of the item
+                    self._scan = at + 1
+                    continue
+                if not isinstance(item, dict):
+                    raise ValueError(f"list item {len(items)} is not an object")
+                items.append(hook(item))
+                del buf[: at + 2]
+                self._scan = 0
+
+    def finish(self) -> dict[str, Any]:
+        """The decoded list (:func:`decode_list`'s result); raises :class:`ValueError` if
+        the body is not JSON or not a list object."""
+        rest = bytes(self._buf) if self._head is None else self._head + b"[" + self._buf
+        self._buf = bytearray()
+        result = decode_list(rest, self._hook, first_index=len(self._items))
+        result["items"] = self._items + result["items"] if self._items else result["items"]
+        self._items = []
+        return result
 
 
 def _default(value: Any) -> Any:

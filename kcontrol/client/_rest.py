@@ -19,7 +19,7 @@ from typing import Any, Self
 from prometheus_client import CollectorRegistry
 
 from kcontrol.client._config import ClientConfig
-from kcontrol.client._decode import ItemHook, decode_list, encode_json
+from kcontrol.client._decode import ItemHook, ListDecoder, encode_json
 from kcontrol.client._gate import WriteGate, check_write
 from kcontrol.client._interface import Object, PatchType, Resource, WatchEvent
 from kcontrol.client._metadata import MetadataClient
@@ -210,8 +210,8 @@ class ApiClient:
     ) -> Object:
         """One LIST page. Items get ``apiVersion``/``kind`` filled in (the server omits them
         in lists), as client-go's unstructured decoding does, so they match watch objects.
-        Items are decoded one at a time and each is passed to ``transform``, if given, at
-        once (:func:`~kcontrol.client._decode.decode_list`)."""
+        Items are decoded one at a time as the body arrives, and each is passed to
+        ``transform``, if given, at once (:class:`~kcontrol.client._decode.ListDecoder`)."""
         params = (options or _NO_OPTIONS).query()
         path = resource.path(namespace)
         api_version, kind = resource.api_version, resource.kind
@@ -221,7 +221,7 @@ class ApiClient:
             return item if transform is None else transform(item)
 
         return await self._transport.request(
-            "GET", path, params=params, decode=lambda data: decode_list(data, item_hook)
+            "GET", path, params=params, decoder=lambda: ListDecoder(item_hook)
         )
 
     async def list_all(

@@ -27,7 +27,7 @@ import asyncio
 import copy
 import functools
 from collections.abc import Awaitable, Callable
-from typing import Any, NamedTuple, TypeVar
+from typing import Any, NamedTuple, Protocol, TypeVar
 from urllib.parse import urlsplit
 
 import orjson
@@ -55,6 +55,23 @@ Params = dict[str, str]
 BeforeSend = Callable[[str, str], None]
 """``check(method, path)``, called right before an attempt is sent; raises to stop it."""
 _T = TypeVar("_T")
+
+
+class BodyDecoder(Protocol):
+    """Decodes a body fed piece by piece as it arrives (``ListDecoder``)."""
+
+    @property
+    def fed(self) -> int:
+        """The number of bytes fed so far."""
+        ...
+
+    def feed(self, data: bytes) -> None:
+        """Take the next piece; may raise :class:`ValueError`."""
+        ...
+
+    def finish(self) -> Object:
+        """The decoded body; raises :class:`ValueError` if it cannot be read."""
+        ...
 
 
 class _Refusal(NamedTuple):
@@ -176,6 +193,7 @@ class Transport:
         body: bytes | None = None,
         content_type: str | None = None,
         decode: Callable[[bytes], Object] | None = None,
+        decoder: Callable[[], BodyDecoder] | None = None,
         before_send: BeforeSend | None = None,
         accept: str | None = None,
     ) -> Object:
@@ -187,20 +205,36 @@ class Transport:
         (the write gate's check) is called with the method and path right before each
         attempt goes out - after the rate limiter, with no ``await`` in between - and
         whatever it raises propagates with nothing sent. ``accept`` is the Accept header
-        (default ``application/json``), e.g. to ask for ``PartialObjectMetadata``."""
+        (default ``application/json``), e.g. to ask for ``PartialObjectMetadata``.
+        ``decoder`` instead of ``decode``: a new :class:`BodyDecoder` per attempt is fed a 2xx
+        body piece by piece as it arrives (a large LIST decodes while the server still
+        sends it)."""
         if body is not None and content_type is None:
             content_type = "application/json"
-        data = await self._with_retries(
-            method,
-            path,
-            lambda: self._send(
-                method, path, params, body, content_type, before_send=before_send, accept=accept
-            ),
-        )
-        if not data:
-            return {}
         try:
-            result = decode_json(data) if decode is None else decode(data)
+            if decoder is not None:
+                result = await self._with_retries(
+                    method,
+                    path,
+                    lambda: self._send_decoding(method, path, params, decoder, accept=accept),
+                )
+            else:
+                data = await self._with_retries(
+                    method,
+                    path,
+                    lambda: self._send(
+                        method,
+                        path,
+                        params,
+                        body,
+                        content_type,
+                        before_send=before_send,
+                        accept=accept,
+                    ),
+                )
+                if not data:
+                    return {}
+                result = decode_json(data) if decode is None else decode(data)
         except ValueError as e:
             raise ApiConnectionError(
                 f"{method} {path}: the server's answer is not JSON of the expected shape: {e}"
@@ -284,6 +318,44 @@ class Transport:
         if 200 <= status < 300:
             return data
         return _Refusal(status, data, response.headers.get("retry-after"))
+
+    async def _send_decoding(
+        self,
+        method: str,
+        path: str,
+        params: Params | None,
+        decoder: Callable[[], BodyDecoder],
+        *,
+        accept: str | None,
+    ) -> Object | _Refusal:
+        """One attempt of a request without a body whose 2xx answer ``decoder`` decodes as
+        it arrives (:meth:`request`); connection failures raise."""
+        pool = self.pool()
+        headers = await self._prepare(method, None, accept)
+        start = self._clock.now()
+        code: int | None = None
+        try:
+            async with asyncio.timeout(self._timeout):
+                response = await pool.request(
+                    method, path, params=params, headers=headers, stream=True
+                )
+                try:
+                    status = code = response.status
+                    if not 200 <= status < 300:
+                        return _Refusal(
+                            status, await response.read(), response.headers.get("retry-after")
+                        )
+                    body = decoder()
+                    while chunk := await response.read_chunk():
+                        body.feed(chunk)
+                finally:
+                    response.close()
+        except (HttpProtocolError, OSError, TimeoutError) as e:
+            code = None
+            raise _connection_error(method, path, e) from e
+        finally:
+            self._metrics.observe_request(method, self._host, code, self._clock.now() - start)
+        return body.finish() if body.fed else {}
 
     async def open_stream(
         self, path: str, params: Params, *, accept: str | None = None

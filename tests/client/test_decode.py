@@ -3,14 +3,20 @@ from __future__ import annotations
 import gc
 from datetime import UTC, datetime
 from types import MappingProxyType
+from typing import Any
 
 import orjson
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from kcontrol._gc import SETTLE_MIN_OBJECTS, gc_paused, set_gc_freeze_after_sync
+from kcontrol.client import FieldsV1
 from kcontrol.client._decode import (
     GC_PAUSE_THRESHOLD,
+    ItemHook,
     LineSplitter,
+    ListDecoder,
     decode_json,
     decode_list,
     encode_json,
@@ -250,3 +256,128 @@ def test_parse_event_error_frames(status: dict[str, object], error: type[Excepti
 def test_parse_event_rejects_garbage(line: bytes) -> None:
     with pytest.raises(ApiConnectionError):
         parse_event(line)
+
+
+# -- ListDecoder: the same result as decode_list, fed in pieces ---------------------------------
+
+
+def _pod(name: str) -> dict[str, object]:
+    return {
+        "metadata": {
+            "name": name,
+            "namespace": "default",
+            "managedFields": [
+                {"manager": "m", "fieldsType": "FieldsV1", "fieldsV1": {"f:spec": {}}},
+            ],
+        },
+        "spec": {"containers": [{"name": "a", "ports": [{"port": 1}, {"port": 2}]}]},
+        "status": {"phase": "Running", "nested": {"x": '},{"metadata":'}},
+    }
+
+
+def _stateful_set(name: str) -> dict[str, object]:
+    # Two volumeClaimTemplates: '},{"metadata":' closes the first inside the item.
+    return {
+        "metadata": {"name": name},
+        "spec": {
+            "volumeClaimTemplates": [{"metadata": {"name": "a"}}, {"metadata": {"name": "b"}}]
+        },
+    }
+
+
+def _custom(name: str) -> dict[str, object]:
+    return {"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": name}}
+
+
+BODIES = {
+    "pods": orjson.dumps(
+        {
+            "kind": "PodList",
+            "apiVersion": "v1",
+            "metadata": {"resourceVersion": "7"},
+            "items": [_pod(f"p{i}") for i in range(30)],
+        }
+    ),
+    "statefulsets": orjson.dumps(
+        {
+            "kind": "StatefulSetList",
+            "apiVersion": "apps/v1",
+            "metadata": {"resourceVersion": "8", "continue": "abc"},
+            "items": [_stateful_set(f"s{i}") for i in range(5)],
+        }
+    ),
+    # keys sorted, as the API server writes unstructured lists: items before kind and metadata
+    "custom": orjson.dumps(
+        {
+            "apiVersion": "example.com/v1",
+            "items": [_custom(f"w{i}") for i in range(7)],
+            "kind": "WidgetList",
+            "metadata": {"resourceVersion": "9"},
+        }
+    ),
+    "empty": b'{"kind":"PodList","apiVersion":"v1","metadata":{"resourceVersion":"1"},"items":[]}',
+    "null": b'{"items": null, "metadata": {"resourceVersion": "1"}}',
+    "pretty": orjson.dumps(
+        {"metadata": {"resourceVersion": "2"}, "items": [_pod("a"), _pod("b")]},
+        option=orjson.OPT_INDENT_2,
+    ),
+}
+
+
+def _fed(body: bytes, cuts: list[int], hook: ItemHook) -> dict[str, object]:
+    decoder = ListDecoder(hook)
+    start = 0
+    for cut in sorted(cuts):
+        decoder.feed(body[start:cut])
+        start = cut
+    decoder.feed(body[start:])
+    assert decoder.fed == len(body)
+    return decoder.finish()
+
+
+@pytest.mark.parametrize("name", sorted(BODIES))
+@given(data=st.data())
+@settings(max_examples=60, deadline=None)
+def test_list_decoder_fed_in_any_pieces_equals_decode_list(name: str, data: st.DataObject) -> None:
+    body = BODIES[name]
+    cuts = data.draw(st.lists(st.integers(0, len(body)), max_size=12))
+    seen: list[object] = []
+
+    def hook(item: dict[str, Any]) -> dict[str, Any]:
+        seen.append(item.get("metadata"))
+        return {**item, "hooked": True}
+
+    expected = decode_list(body, lambda item: {**item, "hooked": True})
+    assert _fed(body, cuts, hook) == expected
+    assert len(seen) == len(expected["items"]), "each item hooked once"
+    assert gc.isenabled()
+
+
+def test_list_decoder_decodes_items_before_the_body_ends() -> None:
+    body = BODIES["pods"]
+    decoder = ListDecoder(lambda item: item)
+    decoder.feed(body[: len(body) // 2])
+    decoded = len(decoder._items)
+    assert 10 <= decoded < 15, "the complete items of the first half are decoded already"
+    decoder.feed(body[len(body) // 2 :])
+    result = decoder.finish()
+    assert [i["metadata"]["name"] for i in result["items"]] == [f"p{i}" for i in range(30)]
+    assert isinstance(result["items"][0]["metadata"]["managedFields"][0]["fieldsV1"], FieldsV1)
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        pytest.param(b"<html>", id="not-json"),
+        pytest.param(b'{"items":[{"a":1},{"a":2},1]}', id="item-not-an-object"),
+        pytest.param(b'{"items":[{"a":1},{"a": }]}', id="broken-item"),
+        pytest.param(b'{"items":[{"a":1},{"a":2}', id="cut-short"),
+    ],
+)
+def test_list_decoder_rejects_what_is_not_a_list(body: bytes) -> None:
+    decoder = ListDecoder(lambda i: i)
+    with pytest.raises(ValueError):
+        for byte in range(len(body)):
+            decoder.feed(body[byte : byte + 1])
+        decoder.finish()
+    assert gc.isenabled()
