@@ -32,7 +32,7 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Final
 
-from kcontrol.client._decode import decode_list
+from kcontrol.client._decode import ListDecoder
 from kcontrol.client._interface import Object, Reader, Resource, WatchEvent
 from kcontrol.client._options import ListOptions
 from kcontrol.client._transport import Transport
@@ -143,19 +143,16 @@ class MetadataClient:
             item = as_partial_object_metadata(item)
             return item if transform is None else transform(item)
 
-        def decode(data: bytes) -> Object:
-            page = decode_list(data, item_hook)
-            page["apiVersion"] = META_API_VERSION
-            page["kind"] = PARTIAL_OBJECT_METADATA_LIST
-            return page
-
-        return await self._transport.request(
+        page = await self._transport.request(
             "GET",
             resource.path(namespace),
             params=params,
-            decode=decode,
+            decoder=lambda: ListDecoder(item_hook),
             accept=ACCEPT_METADATA_LIST,
         )
+        page["apiVersion"] = META_API_VERSION
+        page["kind"] = PARTIAL_OBJECT_METADATA_LIST
+        return page
 
     @asynccontextmanager
     async def watch(
