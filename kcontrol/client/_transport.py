@@ -38,6 +38,7 @@ from kcontrol.client._decode import decode_json
 from kcontrol.client._http import ConnectionPool, HttpProtocolError, Response
 from kcontrol.client._interface import Object
 from kcontrol.client._metrics import RequestMetrics
+from kcontrol.client._proxy_env import proxy_from_environment
 from kcontrol.clock import Clock
 from kcontrol.errors import ApiConnectionError, ApiError, ConfigError, api_error_from_status
 from kcontrol.flowcontrol import TokenBucketRateLimiter
@@ -96,15 +97,19 @@ class _Pool:
             raise RuntimeError("ApiClient is closed")
         if self._pool is None:
             config = self._config
+            proxy, source = config.proxy, "proxy-url"
+            if proxy is None:  # as client-go: the environment's, without a proxy-url
+                proxy, source = proxy_from_environment(config.host) or (None, "")
             try:
                 self._pool = ConnectionPool(
                     config.host,
                     ssl_context=config.ssl_context(),
                     server_name=config.tls_server_name,
-                    proxy=config.proxy,
+                    proxy=proxy,
                 )
             except ValueError as e:
-                raise ConfigError(f"cannot talk to {config.host}: {e}") from e
+                where = f" (the proxy from {source})" if proxy else ""
+                raise ConfigError(f"cannot talk to {config.host}{where}: {e}") from e
         return self._pool
 
     async def close(self) -> None:
