@@ -78,7 +78,10 @@ class AuthProvider(Protocol):
     """Produces the ``Authorization`` header value for each request.
 
     Called before every request, so it must be cheap when nothing needs refreshing; it may
-    return ``None`` (no header: client certificates or anonymous access).
+    return ``None`` (no header: client certificates or anonymous access). A provider that can
+    renew its credentials may also define ``unauthorized(authorization: str | None) -> None``:
+    the client calls it with the header a request was sent with when the server answered
+    401 (an exec credential plugin then runs again, as in client-go).
     """
 
     async def authorization(self) -> str | None: ...

@@ -259,6 +259,17 @@ class ExecCredentialAuth:
         token = (await self.credential()).token
         return f"Bearer {token}" if token else None
 
+    def unauthorized(self, authorization: str | None) -> None:
+        """The server answered 401 to a request sent with ``authorization``: if that is the
+        current credential's, drop it, so the next request runs the plugin again (a token
+        revoked or rotated before its expiration; client-go does the same)."""
+        credential = self._credential
+        if credential is None or not credential.token:
+            return
+        if authorization == f"Bearer {credential.token}":
+            _log.info("the API server refused the exec plugin's token; it runs again next time")
+            self._credential = None
+
     async def _refresh(self) -> None:
         kept = self._credential
         _log.debug("running the exec credential plugin", plugin=repr(self._plugin))

@@ -322,6 +322,18 @@ class Transport:
             self._metrics.observe_request(method, self._host, code, self._clock.now() - start)
         if 200 <= status < 300:
             return data
+        return self._refusal(status, data, response, headers)
+
+    def _refusal(
+        self, status: int, data: bytes, response: Response, headers: dict[str, str]
+    ) -> _Refusal:
+        """The refusal of a request sent with ``headers``. A 401 tells the credentials' source
+        that they were refused, when it can renew them (an exec plugin's token: the next
+        request runs the plugin again, as client-go's exec authenticator does)."""
+        if status == 401:
+            unauthorized = getattr(self._config.auth, "unauthorized", None)
+            if unauthorized is not None:
+                unauthorized(headers.get("Authorization"))
         return _Refusal(status, data, response.headers.get("retry-after"))
 
     async def _send_decoding(
@@ -347,9 +359,7 @@ class Transport:
                 try:
                     status = code = response.status
                     if not 200 <= status < 300:
-                        return _Refusal(
-                            status, await response.read(), response.headers.get("retry-after")
-                        )
+                        return self._refusal(status, await response.read(), response, headers)
                     body = decoder()
                     while chunk := await response.read_chunk():
                         body.feed(chunk)
@@ -397,7 +407,7 @@ class Transport:
             raise
         finally:
             self._metrics.observe_request("GET", self._host, code, self._clock.now() - start)
-        return _Refusal(status, data, response.headers.get("retry-after"))
+        return self._refusal(status, data, response, headers)
 
 
 def _retry_after_seconds(status: int, value: str | None) -> int | None:

@@ -503,6 +503,23 @@ async def test_exec_credential_auth_renews_within_the_skew() -> None:
     assert plugin.runs == 2
 
 
+async def test_exec_credential_auth_runs_again_after_its_token_is_refused() -> None:
+    clock = FakeClock(wall_start=datetime(2026, 1, 1, tzinfo=UTC))
+    expiry = clock.wall() + timedelta(hours=1)
+    plugin = ScriptedPlugin(
+        ExecCredential(token="one", expiration=expiry),
+        ExecCredential(token="two", expiration=expiry),
+    )
+    auth = ExecCredentialAuth(plugin, clock=clock)
+    assert await auth.authorization() == "Bearer one"
+    auth.unauthorized("Bearer zero")  # an older token's refusal: the current one stays
+    assert await auth.authorization() == "Bearer one"
+    assert plugin.runs == 1
+    auth.unauthorized("Bearer one")  # revoked before its expiration
+    assert await auth.authorization() == "Bearer two"
+    assert plugin.runs == 2
+
+
 async def test_exec_credential_auth_keeps_a_valid_token_when_renewal_fails() -> None:
     clock = FakeClock(wall_start=datetime(2026, 1, 1, tzinfo=UTC))
     expiry = clock.wall() + timedelta(minutes=4)  # inside the skew from the start

@@ -623,6 +623,36 @@ async def test_token_is_asked_for_on_every_request(
     assert [r.headers["Authorization"] for r in api.requests] == ["Bearer t1", "Bearer t2"]
 
 
+async def test_a_401_tells_the_credentials_source_which_header_was_refused(
+    api: FakeApiServer, registry: CollectorRegistry
+) -> None:
+    """As client-go's exec authenticator: the source of a refused token learns it (and an
+    exec plugin runs again for the next request); the request itself is not repeated."""
+
+    class Renewing:
+        def __init__(self) -> None:
+            self.token = "old"
+            self.refused: list[str | None] = []
+
+        async def authorization(self) -> str | None:
+            return f"Bearer {self.token}"
+
+        def unauthorized(self, authorization: str | None) -> None:
+            self.refused.append(authorization)
+            self.token = "new"
+
+    auth = Renewing()
+    api.respond("GET", "/api/v1/namespaces/a", status_body(401, "Unauthorized"), 401)
+    async with ApiClient(ClientConfig(host=api.url, auth=auth), qps=0, registry=registry) as c:
+        with pytest.raises(Unauthorized):
+            await c.get(NAMESPACES, "a")
+        assert auth.refused == ["Bearer old"]
+        api.respond("GET", "/api/v1/namespaces/a", {"metadata": {"name": "a"}})
+        await c.get(NAMESPACES, "a")
+    assert [r.headers["Authorization"] for r in api.requests] == ["Bearer old", "Bearer new"]
+    assert auth.refused == ["Bearer old"], "a 200 refuses nothing"
+
+
 def test_static_token_repr_hides_the_token() -> None:
     assert "s3cret" not in repr(StaticTokenAuth("s3cret"))
     assert "s3cret" not in repr(ClientConfig(host="https://h", auth=StaticTokenAuth("s3cret")))
