@@ -61,6 +61,15 @@ from kcontrol.client._resources import (
     STORAGECLASSES,
 )
 from kcontrol.client._rest import ApiClient
+from kcontrol.client._shards import (
+    HASH_SPACE,
+    SHARD_BY_NAMESPACE,
+    SHARD_BY_UID,
+    ShardRange,
+    ShardSelector,
+    shard_hash,
+    shard_selector,
+)
 from kcontrol.errors import WriteRefused
 
 __all__ = [
@@ -76,6 +85,7 @@ __all__ = [
     "ENDPOINTS",
     "ENDPOINTSLICES",
     "EVENTS",
+    "HASH_SPACE",
     "HORIZONTALPODAUTOSCALERS",
     "INGRESSES",
     "JOBS",
@@ -96,6 +106,8 @@ __all__ = [
     "SECRETS",
     "SERVICEACCOUNTS",
     "SERVICES",
+    "SHARD_BY_NAMESPACE",
+    "SHARD_BY_UID",
     "STATEFULSETS",
     "STORAGECLASSES",
     "ApiClient",
@@ -111,6 +123,8 @@ __all__ = [
     "PatchType",
     "Reader",
     "Resource",
+    "ShardRange",
+    "ShardSelector",
     "StaticTokenAuth",
     "TokenFileAuth",
     "WatchEvent",
@@ -120,4 +134,6 @@ __all__ = [
     "deep_copy",
     "encode_json",
     "load_config",
+    "shard_hash",
+    "shard_selector",
 ]

@@ -54,6 +54,10 @@ class ListOptions:
     send_initial_events: bool | None = None
     """WATCH: start with the current state as ADDED events and a BOOKMARK that ends it (a
     streaming list; needs ``resource_version_match="NotOlderThan"`` and bookmarks)."""
+    shard_selector: str | None = None
+    """Only the objects of a shard (``shardSelector``; a CEL ``shardRange(...)`` expression,
+    e.g. ``str(shard_selector(0, 3))``; see :mod:`kcontrol.client._shards`). Needs an API
+    server with the ``ShardedListAndWatch`` feature gate (v1.36, alpha); others ignore it."""
 
     def __post_init__(self) -> None:
         match = self.resource_version_match
@@ -73,6 +77,7 @@ class ListOptions:
         params: dict[str, str] = {}
         _put(params, "labelSelector", self.label_selector)
         _put(params, "fieldSelector", self.field_selector)
+        _put(params, "shardSelector", self.shard_selector)
         if watch:
             params["watch"] = "true"
         _put(params, "resourceVersion", self.resource_version)

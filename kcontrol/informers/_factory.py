@@ -36,7 +36,7 @@ import asyncio
 import dataclasses
 from typing import NamedTuple
 
-from kcontrol.client import ListOptions, Reader, Resource
+from kcontrol.client import SHARD_BY_NAMESPACE, ListOptions, Reader, Resource, ShardSelector
 from kcontrol.clock import Clock
 from kcontrol.informers._lister import Lister
 from kcontrol.informers._metadata import metadata_reader
@@ -59,7 +59,10 @@ class SharedInformerFactory:
     ``namespace`` restricts every informer of a namespaced resource (None: all namespaces);
     ``resync_period`` is the informers' default handler resync period (seconds, 0: never);
     ``transform`` is applied to every object of every informer before it is cached (it can
-    dispatch on ``obj["kind"]``, which is always set).
+    dispatch on ``obj["kind"]``, which is always set). ``shard``: every informer lists and
+    watches only that shard's objects (the API server's shard selector, see
+    :class:`~kcontrol.client.ShardSelector`); sharded by namespace, cluster-scoped resources
+    are not sharded.
     """
 
     def __init__(
@@ -71,8 +74,10 @@ class SharedInformerFactory:
         transform: TransformFunc | None = None,
         clock: Clock | None = None,
         reflector_options: ReflectorOptions | None = None,
+        shard: ShardSelector | None = None,
     ) -> None:
         self._client = client
+        self._shard = shard
         self._namespace = namespace
         self._resync_period = resync_period
         self._transform = transform
@@ -104,8 +109,13 @@ class SharedInformerFactory:
             namespace = None
         elif namespace is None:
             namespace = self._namespace
+        shard = self._shard
+        if shard is not None and shard.key == SHARD_BY_NAMESPACE and not resource.namespaced:
+            shard = None  # a cluster-scoped object has no namespace to hash
         list_options = ListOptions(
-            label_selector=label_selector or None, field_selector=field_selector or None
+            label_selector=label_selector or None,
+            field_selector=field_selector or None,
+            shard_selector=str(shard) if shard is not None else None,
         )
         key = _InformerKey(resource, namespace, list_options, metadata_only)
         informer = self._informers.get(key)

@@ -252,7 +252,8 @@ class _InternalErrorRetry:
 class Reflector:
     """Lists and watches ``resource`` into ``store``; see the module docstring.
 
-    ``list_options`` selects the collection (``label_selector``, ``field_selector``); every
+    ``list_options`` selects the collection (``label_selector``, ``field_selector``,
+    ``shard_selector``); every
     LIST and watch request is derived from it. The other fields - resourceVersion, limit,
     continue token, timeout, bookmarks, streaming list - are the reflector's to choose per
     request: setting one raises :class:`ValueError`.
@@ -622,12 +623,15 @@ def selection_options(options: ListOptions | None) -> ListOptions:
     if options is None:
         return ListOptions()
     selectors = ListOptions(
-        label_selector=options.label_selector, field_selector=options.field_selector
+        label_selector=options.label_selector,
+        field_selector=options.field_selector,
+        shard_selector=options.shard_selector,
     )
     if options != selectors:
         raise ValueError(
             "a reflector's list_options select the collection (label_selector, "
-            f"field_selector); it chooses the rest of each request itself: {options!r}"
+            "field_selector, shard_selector); it chooses the rest of each request itself: "
+            f"{options!r}"
         )
     return options
 

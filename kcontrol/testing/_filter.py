@@ -22,6 +22,7 @@ from kcontrol.client import (
     ListOptions,
     Object,
     Resource,
+    ShardSelector,
 )
 from kcontrol.errors import BadRequest
 from kcontrol.labels import Selector, SelectorError, everything, parse
@@ -114,6 +115,7 @@ class ObjectFilter:
     namespace: str | None = None
     labels: Selector = _EVERYTHING
     fields: tuple[FieldRequirement, ...] = ()
+    shard: ShardSelector | None = None
 
     @classmethod
     def build(
@@ -128,10 +130,17 @@ class ObjectFilter:
             labels = parse(options.label_selector or "")
         except SelectorError as err:
             raise BadRequest(f"unable to parse labelSelector: {err}") from None
+        shard = None
+        if options.shard_selector:
+            try:
+                shard = ShardSelector.parse(options.shard_selector)
+            except ValueError as err:
+                raise BadRequest(f"invalid shardSelector: {err}") from None
         return cls(
             namespace if resource.namespaced and namespace else None,
             labels,
             parse_field_selector(options.field_selector, resource),
+            shard,
         )
 
     def matches(self, obj: Object) -> bool:
@@ -139,5 +148,7 @@ class ObjectFilter:
         if self.namespace is not None and metadata.get("namespace") != self.namespace:
             return False
         if not self.labels.matches(metadata.get("labels")):
+            return False
+        if self.shard is not None and not self.shard.matches(obj):
             return False
         return all(f.matches(obj) for f in self.fields)
