@@ -95,7 +95,7 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from kcontrol.client import ListOptions, Object, Reader, Resource, WatchEvent
+from kcontrol.client import ListOptions, Object, Reader, Resource, ShardSelector, WatchEvent
 from kcontrol.clock import Clock, RealClock, timeout
 from kcontrol.errors import (
     ApiConnectionError,
@@ -110,6 +110,7 @@ from kcontrol.errors import (
 from kcontrol.informers._backoff import BackoffManager, ExponentialBackoff
 from kcontrol.informers._intern import intern_strings
 from kcontrol.informers._pager import ListPager
+from kcontrol.informers._shard_filter import ShardFilter
 from kcontrol.informers._watch_list import REQUEST_OPTIONS, InitialEvents
 from kcontrol.logging import get_logger
 
@@ -276,7 +277,6 @@ class Reflector:
     ) -> None:
         self._reader = reader
         self._resource = resource
-        self._store = store
         self._namespace = namespace if resource.namespaced else None
         self._list_options = selection_options(list_options)
         self._options = options or ReflectorOptions()
@@ -291,6 +291,12 @@ class Reflector:
             reflector=self._options.name
             or (f"{resource.plural}/{self._namespace}" if self._namespace else resource.plural)
         )
+        self._shard_filter: ShardFilter | None = None
+        self._store = store
+        if self._list_options.shard_selector:
+            shard = ShardSelector.parse(self._list_options.shard_selector)
+            self._shard_filter = ShardFilter(store, shard, self._log)
+            self._store = self._shard_filter
         # The version of the newest state applied to the store ("" before the first list).
         self._last_sync_rv = ""
         # True after the server refused _last_sync_rv as expired or too large: the next list
@@ -308,6 +314,12 @@ class Reflector:
         # the store update of a list to the end of the watching that follows it.
         self._watching_since: float | None = None
         self._watching = asyncio.Event()
+
+    @property
+    def filters_shard_locally(self) -> bool:
+        """Whether the server sent objects outside the shard selector, which this reflector
+        then drops itself (:mod:`kcontrol.informers._shard_filter`)."""
+        return self._shard_filter is not None and self._shard_filter.local
 
     @property
     def last_sync_resource_version(self) -> str:

@@ -186,6 +186,12 @@ class SharedIndexInformer:
     def last_sync_resource_version(self) -> str:
         return self._reflector.last_sync_resource_version if self._reflector else ""
 
+    @property
+    def filters_shard_locally(self) -> bool:
+        """Whether this informer applies its shard selector itself, the server having sent
+        objects outside it (see :class:`~kcontrol.client.ShardSelector`)."""
+        return self._reflector.filters_shard_locally if self._reflector else False
+
     def has_started(self) -> bool:
         return self._started
 

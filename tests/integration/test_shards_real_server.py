@@ -6,6 +6,7 @@ factory caches only its share."""
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Iterator
 
 import pytest
@@ -14,9 +15,11 @@ from kcontrol.client import (
     CONFIGMAPS,
     SHARD_BY_UID,
     ListOptions,
+    Object,
     shard_selector,
 )
 from kcontrol.informers import SharedInformerFactory
+from kcontrol.testing import capture_logs
 from kcontrol.testing.envtest import ControlPlane
 
 from .helpers import configmap, namespaces, new_client, poll, running
@@ -100,3 +103,42 @@ async def test_a_sharded_factory_lists_and_watches_its_share_only(
             await client.create(CONFIGMAPS, configmap("after", mine[-1]), namespace=mine[-1])
             await poll(lambda: mine[-1] in cached(), within=30)
             assert cached() == {mine[0], mine[-1]}, "the other shard's events never arrive"
+
+
+async def test_without_the_gate_the_shard_is_applied_on_the_client(
+    control_plane: ControlPlane,
+) -> None:
+    """The session's API server runs without the feature gate: it ignores the shard selector
+    and sends everything; the informer drops what is outside its shard, says so once, and
+    caches what a server with the gate would have sent."""
+    async with new_client(control_plane) as client, namespaces(client, 12) as names:
+        shard = shard_selector(0, 2)
+        mine = [n for n in names if shard.matches({"metadata": {"namespace": n}})]
+        theirs = [n for n in names if n not in mine]
+        if not mine or not theirs:
+            pytest.skip("12 random namespaces all fell in one shard")  # about 1 in 2,000
+        for name in names:
+            await client.create(CONFIGMAPS, configmap("before", name), namespace=name)
+        informer = SharedInformerFactory(client, shard=shard).for_resource(CONFIGMAPS)
+
+        def ours(items: list[Object]) -> list[Object]:
+            return [c for c in items if c["metadata"]["namespace"] in names]
+
+        with capture_logs(logging.WARNING) as logs:
+            async with running(informer):
+
+                def cached() -> set[str]:
+                    return {
+                        c["metadata"]["namespace"]
+                        for c in informer.indexer.list()
+                        if c["metadata"]["namespace"] in names
+                    }
+
+                assert cached() == set(mine)
+                assert informer.filters_shard_locally
+                for name in names:
+                    await client.create(CONFIGMAPS, configmap("after", name), namespace=name)
+                await poll(lambda: len(ours(informer.indexer.list())) == 2 * len(mine), within=30)
+                assert cached() == set(mine)
+        warnings = [e for e in logs if "does not filter by shard" in e["event"]]
+        assert len(warnings) == 1, "said once"
