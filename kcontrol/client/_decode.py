@@ -132,6 +132,12 @@ def decode_list(
 
 _ITEMS = b'"items":['
 _MAX_ENVELOPE_HEAD = 64 * 1024
+MAX_FALSE_ENDS = 8
+"""Candidate item ends that turn out to close a nested element, in one item, after which a
+:class:`ListDecoder` leaves the rest of the body to :meth:`ListDecoder.finish`: each costs a
+decode attempt of the item so far, and an item embedding a long list of objects that start
+with the same key (a custom resource holding manifests) would otherwise cost its size times
+their number."""
 
 
 class ListDecoder:
@@ -148,12 +154,23 @@ class ListDecoder:
     resource's, whose keys are sorted), so ``},{"<that key>":`` follows every item but the
     last. The same bytes can also close an element of a list nested in an item (a
     StatefulSet's ``volumeClaimTemplates``); such a cut leaves the item's brackets unclosed,
-    so it does not decode and the next candidate is tried. Whatever is not decoded that way
-    (the last item, or a body written otherwise) is decoded by :meth:`finish` with the
-    envelope.
+    so it does not decode and the next candidate is tried - up to :data:`MAX_FALSE_ENDS` in one
+    item, after which the rest of the body waits for :meth:`finish`. Whatever is not decoded
+    that way (the last item, or a body written otherwise) is decoded by :meth:`finish` with
+    the envelope.
     """
 
-    __slots__ = ("_buf", "_delimiter", "_fed", "_head", "_hook", "_items", "_scan", "_stopped")
+    __slots__ = (
+        "_buf",
+        "_delimiter",
+        "_false_ends",
+        "_fed",
+        "_head",
+        "_hook",
+        "_items",
+        "_scan",
+        "_stopped",
+    )
 
     def __init__(self, item_hook: ItemHook) -> None:
         self._hook = item_hook
@@ -161,6 +178,7 @@ class ListDecoder:
         self._head: bytes | None = None  # the envelope up to '"items":', once seen
         self._delimiter: bytes | None = None
         self._scan = 0  # where in _buf the next delimiter may start
+        self._false_ends = 0  # candidate ends of the current item that were not its end
         self._items: list[dict[str, Any]] = []
         self._fed = 0
         self._stopped = False  # the body is not written as expected: all is left to finish
@@ -210,12 +228,17 @@ class ListDecoder:
                     item = decode_keeping_fields(bytes(buf[: at + 1]))
                 except ValueError:  # the end of a nested list's element, not of the item
                     self._scan = at + 1
+                    self._false_ends += 1
+                    if self._false_ends >= MAX_FALSE_ENDS:
+                        self._stopped = True
+                        return
                     continue
                 if not isinstance(item, dict):
                     raise ValueError(f"list item {len(items)} is not an object")
                 items.append(hook(item))
                 del buf[: at + 2]
                 self._scan = 0
+                self._false_ends = 0
 
     def finish(self) -> dict[str, Any]:
         """The decoded list (:func:`decode_list`'s result); raises :class:`ValueError` if

@@ -12,8 +12,10 @@ from hypothesis import strategies as st
 
 from kcontrol._gc import SETTLE_MIN_OBJECTS, gc_paused, set_gc_freeze_after_sync
 from kcontrol.client import FieldsV1
+from kcontrol.client import _decode as _decode_module
 from kcontrol.client._decode import (
     GC_PAUSE_THRESHOLD,
+    MAX_FALSE_ENDS,
     ItemHook,
     LineSplitter,
     ListDecoder,
@@ -381,3 +383,38 @@ def test_list_decoder_rejects_what_is_not_a_list(body: bytes) -> None:
             decoder.feed(body[byte : byte + 1])
         decoder.finish()
     assert gc.isenabled()
+
+
+def test_list_decoder_gives_up_streaming_an_item_full_of_false_ends(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Custom resources (sorted keys: every item starts with "apiVersion") each embedding 200
+    # manifests that start with "apiVersion" too: '},{"apiVersion":' inside every item.
+    manifests = [{"apiVersion": "v1", "kind": "ConfigMap", "n": i} for i in range(200)]
+    body = orjson.dumps(
+        {
+            "apiVersion": "example.com/v1",
+            "items": [
+                {"apiVersion": "example.com/v1", "kind": "Bundle", "spec": {"m": manifests}}
+                for _ in range(5)
+            ],
+            "kind": "BundleList",
+            "metadata": {"resourceVersion": "3"},
+        }
+    )
+    attempts = 0
+    real = _decode_module.decode_keeping_fields
+
+    def counting(data: bytes) -> Any:
+        nonlocal attempts
+        attempts += 1
+        return real(data)
+
+    monkeypatch.setattr(_decode_module, "decode_keeping_fields", counting)
+    decoder = ListDecoder(lambda i: i)
+    for start in range(0, len(body), 4096):
+        decoder.feed(body[start : start + 4096])
+    result = decoder.finish()
+    # MAX_FALSE_ENDS tries in the first item, then finish() decodes the five items once each
+    assert attempts == MAX_FALSE_ENDS + 5, "bounded: not one attempt per nested manifest"
+    assert result == decode_list(body, lambda i: i)
