@@ -523,6 +523,7 @@ class Run:
     phases: dict[str, Phase] = field(default_factory=dict)
     requests: dict[str, int] = field(default_factory=dict)  # its own client's, by method
     events_dropped: int = -1  # kcontrol_events_dropped_total (kcontrol only)
+    events_dropped_by_reason: dict[str, int] = field(default_factory=dict)
     note: str = ""
 
 
@@ -701,7 +702,11 @@ class Bench:
                 continue
             labels, _, value = rest.rpartition("} ")
             if name == "kcontrol_events_dropped_total":
-                result.events_dropped += int(float(value))
+                count = int(float(value))
+                result.events_dropped += count
+                reason = dict(_LABEL.findall(labels)).get("reason", "?")
+                by_reason = result.events_dropped_by_reason
+                by_reason[reason] = by_reason.get(reason, 0) + count
             else:
                 method = dict(_LABEL.findall(labels)).get("method", "?")
                 requests[method] += int(float(value))
@@ -909,6 +914,13 @@ def raw_table(results: list[Run]) -> str:
         if r.requests:
             methods = ", ".join(f"{m} {c}" for m, c in sorted(r.requests.items()))
             dropped = "-" if r.events_dropped < 0 else str(r.events_dropped)
+            reasons = ", ".join(
+                f"{reason} {count}"
+                for reason, count in sorted(r.events_dropped_by_reason.items())
+                if count
+            )
+            if reasons:
+                dropped += f" ({reasons})"
             out.append(f"| {r.size} | {r.limit} | {r.impl} | {r.index} | {methods} | {dropped} |")
     notes = [f"{r.size} {r.limit} {r.impl} {r.index}: {r.note}" for r in results if r.note]
     if notes:
