@@ -225,11 +225,18 @@ async def test_hash_collision_bumps_collision_count(
         return (d.get("status") or {}).get("collisionCount", 0) >= 1
 
     await poll(collided, within=WITHIN, message="collisionCount never increased")
-    d = await wait_complete(client, ns, "collide")
+
+    # The status written with the collision still reports the old ReplicaSet's completed
+    # rollout: wait for the sync that follows to create the new one and take its revision.
+    async def new_revision() -> bool:
+        d = await get(client, ns, "collide")
+        return (d["metadata"].get("annotations") or {}).get(REVISION) == "2"
+
+    await poll(new_revision, within=WITHIN, message="the Deployment never took revision 2")
+    await wait_complete(client, ns, "collide")
     sets = await replicasets(client, ns, "collide")
     names = {s["metadata"]["name"] for s in sets}
     assert rs["metadata"]["name"] in names and len(names) == 2
-    assert d["metadata"]["annotations"][REVISION] == "2"
 
 
 @pytest.mark.usefixtures("controllers")
