@@ -66,7 +66,18 @@ async def test_local_mode_rolls_out_updates_and_cleans_up_on_ctrl_c(tmp_path: Pa
     ]  # fmt: skip
     term = Terminal(command, width=120, height=50)
     try:
-        screen = await term.wait_for(rolled_out("registry.k8s.io/pause:3.9"), WITHIN)
+        finished = rolled_out("registry.k8s.io/pause:3.9")
+
+        def drawn(screen: str) -> bool:
+            # A frame captured while the terminal redraws can hold part of the header: wait
+            # for one that shows the rollout done and the header's commands whole.
+            return (
+                finished(screen)
+                and "try, in another terminal" in screen
+                and len(suggested(screen)) >= 3
+            )
+
+        screen = await term.wait_for(drawn, WITHIN)
         kubeconfig = re.search(r"export KUBECONFIG=(\S+)", screen)
         assert kubeconfig, screen
         directory = Path(kubeconfig.group(1)).parent
