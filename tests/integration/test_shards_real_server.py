@@ -16,6 +16,7 @@ from kcontrol.client import (
     SHARD_BY_UID,
     ListOptions,
     Object,
+    ShardSelector,
     shard_selector,
 )
 from kcontrol.informers import SharedInformerFactory
@@ -25,6 +26,15 @@ from kcontrol.testing.envtest import ControlPlane
 from .helpers import configmap, namespaces, new_client, poll, running
 
 pytestmark = pytest.mark.integration
+
+
+def split(names: list[str], shard: ShardSelector) -> tuple[list[str], list[str]]:
+    """``names`` in ``shard`` and outside it; skips the test when either is empty."""
+    mine = [n for n in names if shard.matches({"metadata": {"namespace": n}})]
+    theirs = [n for n in names if n not in mine]
+    if not mine or not theirs:
+        pytest.skip("12 random namespaces all fell in one shard")  # about 1 in 2,000
+    return mine, theirs
 
 
 @pytest.fixture(scope="module")
@@ -81,10 +91,7 @@ async def test_a_sharded_factory_lists_and_watches_its_share_only(
 ) -> None:
     async with new_client(sharding_plane) as client, namespaces(client, 12) as names:
         shard = shard_selector(0, 2)
-        mine = [n for n in names if shard.matches({"metadata": {"namespace": n}})]
-        theirs = [n for n in names if n not in mine]
-        if not mine or not theirs:
-            pytest.skip("12 random namespaces all fell in one shard")  # about 1 in 2,000
+        mine, theirs = split(names, shard)
         await client.create(CONFIGMAPS, configmap("before", mine[0]), namespace=mine[0])
         await client.create(CONFIGMAPS, configmap("before", theirs[0]), namespace=theirs[0])
         factory = SharedInformerFactory(client, shard=shard)
@@ -113,10 +120,7 @@ async def test_without_the_gate_the_shard_is_applied_on_the_client(
     caches what a server with the gate would have sent."""
     async with new_client(control_plane) as client, namespaces(client, 12) as names:
         shard = shard_selector(0, 2)
-        mine = [n for n in names if shard.matches({"metadata": {"namespace": n}})]
-        theirs = [n for n in names if n not in mine]
-        if not mine or not theirs:
-            pytest.skip("12 random namespaces all fell in one shard")  # about 1 in 2,000
+        mine, _ = split(names, shard)
         for name in names:
             await client.create(CONFIGMAPS, configmap("before", name), namespace=name)
         informer = SharedInformerFactory(client, shard=shard).for_resource(CONFIGMAPS)
