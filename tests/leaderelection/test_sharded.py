@@ -22,21 +22,11 @@ from kcontrol.leaderelection._sharded import (
 from kcontrol.testing import FakeClient
 from kcontrol.testing._actions import Action
 
+from .clock_helpers import advance, settle
+
 NS = "kube-system"
 NAME = "kcm-shards"
 LEASE, RENEW, RETRY = 10.0, 5.0, 1.0
-
-
-async def settle() -> None:
-    for _ in range(60):
-        await asyncio.sleep(0)
-
-
-async def advance(clock: FakeClock, seconds: float, tick: float = 0.25) -> None:
-    end = clock.now() + seconds
-    while clock.now() < end - 1e-9:
-        clock.set_time(min(end, clock.now() + tick))
-        await settle()
 
 
 class World:
