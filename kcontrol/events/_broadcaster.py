@@ -31,9 +31,15 @@ from kcontrol.events._metrics import EventMetrics
 from kcontrol.events._recorder import BroadcastRecorder, EventRecorder
 from kcontrol.logging import get_logger
 
-__all__ = ["EventBroadcaster"]
+__all__ = ["DEFAULT_QUEUE_SIZE", "EventBroadcaster"]
 
 _log = get_logger(__name__)
+
+DEFAULT_QUEUE_SIZE = 2000
+"""Events a broadcaster holds while its sender catches up: what client-go buffers between a
+recorder and its sink (the broadcaster's incoming channel of 1,000 and the sink watcher's
+channel of 1,000). A rollout of 1,000 Deployments records about that many in a burst; a queue
+of 1,000 dropped 3-7 % of them where kube-controller-manager dropped none (bench/rollout)."""
 
 
 def _is_transient(error: BaseException) -> bool:
@@ -60,7 +66,7 @@ class EventBroadcaster:
         *,
         component: str,
         host: str | None = None,
-        queue_size: int = 1000,
+        queue_size: int = DEFAULT_QUEUE_SIZE,
         clock: Clock | None = None,
         registry: CollectorRegistry | None = None,
         correlator_options: CorrelatorOptions | None = None,
