@@ -68,7 +68,9 @@ from kcontrol.client._shards import (
     ShardRange,
     ShardSelector,
     shard_hash,
+    shard_of,
     shard_selector,
+    shards_selector,
 )
 from kcontrol.errors import WriteRefused
 
@@ -135,5 +137,7 @@ __all__ = [
     "encode_json",
     "load_config",
     "shard_hash",
+    "shard_of",
     "shard_selector",
+    "shards_selector",
 ]

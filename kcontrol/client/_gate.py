@@ -11,7 +11,9 @@ the write itself, a window of one event-loop step, can still send late.)
 
 kcontrol-manager gives its controllers a client gated on the leader elector's local lease
 check (:meth:`kcontrol.leaderelection.LeaderElector.holds_lease`), which turns false at the
-renew deadline on the leader's own monotonic clock, even while a renewal request hangs.
+renew deadline on the leader's own monotonic clock, even while a renewal request hangs. Sharded
+(``--shards``), the gate is asked about the namespace written to: a write passes only while the
+Lease of the shard that namespace hashes into is held.
 """
 
 from __future__ import annotations
@@ -22,23 +24,25 @@ from kcontrol.errors import WriteRefused
 
 __all__ = ["MUTATING_METHODS", "WriteGate", "check_write"]
 
-WriteGate = Callable[[], bool]
-"""``gate() -> bool``: may a mutating request be sent now?
+WriteGate = Callable[[str], bool]
+"""``gate(namespace) -> bool``: may a mutating request on an object in ``namespace`` (``""``
+for a cluster-scoped object) be sent now?
 
 Called before each attempt of every POST, PUT, PATCH and DELETE of a gated client, and
 again once its connection is ready (never for reads or watches). It must be cheap and
 synchronous and must not raise: a local check such as "the lease was renewed less than the
-renew deadline ago".
+renew deadline ago" (a gate that does not shard ignores ``namespace``).
 """
 
 MUTATING_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 """The HTTP methods a write gate is asked about."""
 
 
-def check_write(gate: WriteGate | None, name: str, method: str, path: str) -> None:
-    """Return if ``method path`` may be sent; raise :class:`WriteRefused` if ``gate`` (named
-    ``name`` in the message) is closed and the request would change something."""
-    if gate is None or method not in MUTATING_METHODS or gate():
+def check_write(gate: WriteGate, name: str, namespace: str, method: str, path: str) -> None:
+    """Return if ``method path`` (on an object in ``namespace``) may be sent; raise
+    :class:`WriteRefused` if ``gate`` (named ``name`` in the message) is closed for
+    ``namespace`` and the request would change something."""
+    if method not in MUTATING_METHODS or gate(namespace):
         return
     raise WriteRefused(
         f"{method} {path}: not sent, writes are closed ({name})", method=method, path=path

@@ -91,8 +91,8 @@ class ApiClient:
             clock=clock,
             max_retries=max_retries,
         )
-        # The write gate's check (with_write_gate), run before each write attempt is sent.
-        self._write_check: BeforeSend | None = None
+        # The write gate and its name (with_write_gate), asked before each write attempt.
+        self._write_gate: tuple[WriteGate, str] | None = None
 
     def with_write_gate(self, gate: WriteGate, *, name: str) -> ApiClient:
         """This client, with writes that first pass ``gate`` (see :mod:`kcontrol.client._gate`).
@@ -100,7 +100,8 @@ class ApiClient:
         Before every attempt of a create, update, update_status, patch or delete - after
         the rate limiter's wait and any ``Retry-After`` wait, and again once the attempt's
         connection is ready, right before it is written - the returned client calls
-        ``gate()``; when it returns false the request is not sent and
+        ``gate(namespace)`` with the namespace of the object written (``""`` for a
+        cluster-scoped one); when it returns false the request is not sent and
         :class:`~kcontrol.errors.WriteRefused` (naming ``name``, e.g. the lease) is raised.
         Reads and watches are never gated. A gate set earlier on this client is replaced.
 
@@ -108,7 +109,7 @@ class ApiClient:
         closes both. This client itself stays ungated.
         """
         gated = copy.copy(self)
-        gated._write_check = functools.partial(check_write, gate, name)
+        gated._write_gate = (gate, name)
         return gated
 
     def for_component(self, name: str, *, qps: float, burst: int) -> ApiClient:
@@ -293,8 +294,9 @@ class ApiClient:
     async def create(
         self, resource: Resource, obj: Mapping[str, Any], *, namespace: str | None = None
     ) -> Object:
-        path = resource.path(_namespace_of(resource, obj, namespace))
-        return await self._write("POST", path, body=encode_json(obj))
+        ns = _namespace_of(resource, obj, namespace)
+        path = resource.path(ns)
+        return await self._write("POST", path, ns, body=encode_json(obj))
 
     async def update(
         self, resource: Resource, obj: Mapping[str, Any], *, namespace: str | None = None
@@ -318,7 +320,7 @@ class ApiClient:
             raise ValueError(f"cannot update a {resource.kind} without metadata.name")
         ns = _namespace_of(resource, obj, namespace)
         path = _object_path(resource, name, ns, subresource)
-        return await self._write("PUT", path, body=encode_json(obj))
+        return await self._write("PUT", path, ns, body=encode_json(obj))
 
     async def patch(
         self,
@@ -350,7 +352,7 @@ class ApiClient:
             body = encode_json(patch)
         path = _object_path(resource, name, namespace, subresource)
         return await self._write(
-            "PATCH", path, params=params, body=body, content_type=patch_type.value
+            "PATCH", path, namespace, params=params, body=body, content_type=patch_type.value
         )
 
     async def delete(
@@ -374,25 +376,31 @@ class ApiClient:
         if options:
             body = encode_json({"kind": "DeleteOptions", "apiVersion": "v1", **options})
         path = _object_path(resource, name, namespace, None)
-        return await self._write("DELETE", path, body=body)
+        return await self._write("DELETE", path, namespace, body=body)
 
     async def _write(
         self,
         method: str,
         path: str,
+        namespace: str | None,
         *,
         body: bytes | None,
         params: Params | None = None,
         content_type: str | None = None,
     ) -> Object:
-        """Send a mutating request through the write gate, if this client has one."""
+        """Send a mutating request on an object in ``namespace`` (``None``: cluster-scoped)
+        through the write gate, if this client has one."""
+        before_send: BeforeSend | None = None
+        if self._write_gate is not None:
+            gate, name = self._write_gate
+            before_send = functools.partial(check_write, gate, name, namespace or "")
         return await self._transport.request(
             method,
             path,
             params=params,
             body=body,
             content_type=content_type,
-            before_send=self._write_check,
+            before_send=before_send,
         )
 
 

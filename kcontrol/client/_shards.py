@@ -22,7 +22,7 @@ back (what the server accepts: the two keys, ``shardRange`` and ``||``).
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -33,7 +33,9 @@ __all__ = [
     "ShardRange",
     "ShardSelector",
     "shard_hash",
+    "shard_of",
     "shard_selector",
+    "shards_selector",
 ]
 
 SHARD_BY_NAMESPACE: Final = "object.metadata.namespace"
@@ -125,11 +127,51 @@ class ShardSelector:
         return cls(tuple(ranges))
 
 
+def _start(index: int, count: int) -> int:
+    return index * HASH_SPACE // count
+
+
 def shard_selector(index: int, count: int, *, key: str = SHARD_BY_NAMESPACE) -> ShardSelector:
     """Shard ``index`` of ``count`` equal ranges of ``key``'s hash (``0 <= index < count``);
     the ``count`` shards together select every object exactly once."""
-    if not 0 <= index < count:
-        raise ValueError(f"shard {index} of {count} does not exist")
-    start = index * HASH_SPACE // count
-    end = (index + 1) * HASH_SPACE // count
-    return ShardSelector((ShardRange(key, start, end),))
+    return shards_selector((index,), count, key=key)
+
+
+def shards_selector(
+    indexes: Iterable[int], count: int, *, key: str = SHARD_BY_NAMESPACE
+) -> ShardSelector:
+    """The shards ``indexes`` of ``count`` together (each ``0 <= index < count``, at least
+    one), neighbours merged into one range: shards 0, 1 and 3 of 4 are two ranges."""
+    wanted = sorted(set(indexes))
+    if not wanted:
+        raise ValueError("no shard to select")
+    for index in wanted:
+        if not 0 <= index < count:
+            raise ValueError(f"shard {index} of {count} does not exist")
+    runs: list[list[int]] = []
+    for index in wanted:
+        if runs and runs[-1][1] == index:
+            runs[-1][1] = index + 1
+        else:
+            runs.append([index, index + 1])
+    return ShardSelector(
+        tuple(ShardRange(key, _start(first, count), _start(end, count)) for first, end in runs)
+    )
+
+
+def shard_of(value: str, count: int) -> int:
+    """The index of the shard of ``count`` (as :func:`shard_selector` cuts them) that holds
+    the objects whose key (namespace or UID) is ``value``."""
+    if count < 1:
+        raise ValueError(f"there must be at least one shard, not {count}")
+    return shard_of_hash(shard_hash(value), count)
+
+
+def shard_of_hash(h: int, count: int) -> int:
+    """The index of the shard of ``count`` whose range holds the hash ``h``."""
+    index = h * count // HASH_SPACE
+    # The ranges start at floor(k * 2^64 / count): a hash just below a true boundary may
+    # already belong to the next range.
+    while index + 1 < count and h >= _start(index + 1, count):
+        index += 1
+    return index

@@ -507,7 +507,7 @@ class Manager:
         if elector is None or not isinstance(client, ApiClient):
             return client
         return client.with_write_gate(
-            elector.holds_lease, name=f"leader election lease {elector.config.lock.describe()}"
+            lambda _namespace: elector.holds_lease(), name=f"leader election lease {elector.config.lock.describe()}"
         )
 
     def _build(

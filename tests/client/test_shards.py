@@ -19,8 +19,11 @@ from kcontrol.client import (
     ShardRange,
     ShardSelector,
     shard_hash,
+    shard_of,
     shard_selector,
+    shards_selector,
 )
+from kcontrol.client._shards import shard_of_hash
 from kcontrol.errors import BadRequest
 from kcontrol.informers import ResourceEventHandlerFuncs, SharedInformerFactory
 from kcontrol.testing import FakeClient
@@ -52,6 +55,47 @@ def test_the_shards_of_a_split_select_each_object_exactly_once(value: str, count
     for key in (SHARD_BY_NAMESPACE, SHARD_BY_UID):
         chosen = [k for k in range(count) if shard_selector(k, count, key=key).matches(obj)]
         assert len(chosen) == 1
+
+
+@given(st.text(max_size=40), st.integers(1, 12))
+def test_shard_of_names_the_shard_whose_selector_matches(value: str, count: int) -> None:
+    obj = {"metadata": {"namespace": value}}
+    assert shard_selector(shard_of(value, count), count).matches(obj)
+
+
+@pytest.mark.parametrize("count", [2, 3, 5, 6, 7])
+def test_shard_of_is_exact_at_the_range_boundaries(count: int) -> None:
+    # A range starts at floor(k * 2^64 / count): for counts that do not divide 2^64, its
+    # first hash times count is still below k * 2^64, so plain division would say k - 1.
+    for index in range(1, count):
+        first = shard_selector(index, count).ranges[0].start
+        assert shard_of_hash(first, count) == index
+        assert shard_of_hash(first - 1, count) == index - 1
+    assert shard_of_hash(0, count) == 0
+    assert shard_of_hash(HASH_SPACE - 1, count) == count - 1
+
+
+@given(st.sets(st.integers(0, 7), min_size=1), st.text(max_size=20))
+def test_several_shards_select_what_their_union_does(indexes: set[int], value: str) -> None:
+    count = 8
+    merged = shards_selector(indexes, count)
+    assert len(merged.ranges) <= len(indexes)
+    obj = {"metadata": {"namespace": value}}
+    assert merged.matches(obj) == any(shard_selector(k, count).matches(obj) for k in indexes)
+    assert ShardSelector.parse(str(merged)) == merged
+
+
+def test_neighbouring_shards_become_one_range() -> None:
+    assert shards_selector((0, 1, 3), 4) == ShardSelector(
+        (
+            ShardRange(SHARD_BY_NAMESPACE, 0, HASH_SPACE // 2),
+            ShardRange(SHARD_BY_NAMESPACE, 3 * HASH_SPACE // 4, HASH_SPACE),
+        )
+    )
+    with pytest.raises(ValueError, match="no shard"):
+        shards_selector((), 4)
+    with pytest.raises(ValueError, match="does not exist"):
+        shards_selector((4,), 4)
 
 
 def test_ranges_are_or_ed_and_parse_back() -> None:

@@ -27,9 +27,11 @@ class Gate:
     def __init__(self, is_open: bool = True) -> None:
         self.is_open = is_open
         self.asked = 0
+        self.namespaces: list[str] = []
 
-    def __call__(self) -> bool:
+    def __call__(self, namespace: str) -> bool:
         self.asked += 1
+        self.namespaces.append(namespace)
         return self.is_open
 
 
@@ -81,6 +83,33 @@ async def test_a_closed_gate_refuses_every_mutating_verb_and_sends_nothing(
     gate.is_open = True
     await write(gated)
     assert len(api.requests) == 2
+    # The gate was asked about the namespace written to, every time.
+    assert gate.namespaces and set(gate.namespaces) == {"ns"}
+
+
+async def test_the_gate_is_asked_about_the_written_namespace(
+    api: FakeApiServer, client: ApiClient
+) -> None:
+    """A sharded manager opens the gate per namespace: each write names the namespace of its
+    object, whether it comes from the argument or the object, and "" when cluster-scoped."""
+    allowed = {"open", ""}
+
+    def gate(namespace: str) -> bool:
+        return namespace in allowed
+
+    gated = client.with_write_gate(gate, name="shards")
+    await gated.create(PODS, {"metadata": {"name": "a", "namespace": "open"}})
+    await gated.patch(PODS, "a", {"x": 1}, namespace="open")
+    await gated.delete(NAMESPACES, "gone")  # cluster-scoped: the "" shard
+    with pytest.raises(WriteRefused):
+        await gated.create(PODS, {"metadata": {"name": "b"}}, namespace="closed")
+    with pytest.raises(WriteRefused):
+        await gated.update(PODS, {"metadata": {"name": "b", "namespace": "closed"}})
+    assert [(r.method, r.path) for r in api.requests] == [
+        ("POST", "/api/v1/namespaces/open/pods"),
+        ("PATCH", "/api/v1/namespaces/open/pods/a"),
+        ("DELETE", "/api/v1/namespaces/gone"),
+    ]
 
 
 async def test_reads_and_watches_are_never_gated(api: FakeApiServer, client: ApiClient) -> None:
@@ -131,7 +160,7 @@ class ClosesWhileConnecting(Gate):
     while the connection was being made - say, the process was paused (SIGSTOP) in the TLS
     handshake."""
 
-    def __call__(self) -> bool:
+    def __call__(self, namespace: str) -> bool:
         self.asked += 1
         return self.asked == 1
 
