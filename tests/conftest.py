@@ -63,6 +63,18 @@ def control_plane() -> Iterator[ControlPlane]:
 
 
 @pytest.fixture(scope="session")
+def sharding_plane() -> Iterator[ControlPlane]:
+    """A second etcd + kube-apiserver for the session, with the ShardedListAndWatch feature
+    gate (v1.36, alpha) on: lists and watches honour shard selectors. Started on first use."""
+    plane = ControlPlane(extra_apiserver_args=["--feature-gates=ShardedListAndWatch=true"])
+    asyncio.run(plane.start())
+    try:
+        yield plane
+    finally:
+        plane.stop()
+
+
+@pytest.fixture(scope="session")
 def cluster() -> Iterator[Cluster]:
     """A whole cluster shared by the session's controller tests: control plane,
     kube-scheduler, kube-controller-manager without its deployment and replicaset controllers,
@@ -143,5 +155,5 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         if function is not None and inspect.iscoroutinefunction(function):
             item.add_marker(pytest.mark.usefixtures("_loop_hygiene"))
         fixtures = getattr(item, "fixturenames", ())
-        if "control_plane" in fixtures or "cluster" in fixtures:
+        if {"control_plane", "cluster", "sharding_plane"} & set(fixtures):
             item.add_marker(pytest.mark.integration)

@@ -3,9 +3,10 @@ verified to belong to the shard, and those that do not are dropped.
 
 An API server with the ``ShardedListAndWatch`` feature gate (v1.36, alpha) sends only the
 shard's objects, and every check passes. One without it ignores the ``shardSelector``
-parameter and sends the whole collection: the first object outside the shard is logged (once,
-as a warning: every replica still receives every event) and from then on the shard is applied
-here, with the server's hash, so the cache holds the same objects either way.
+parameter and sends the whole collection: the first object outside the shard is logged (as a
+warning the first time in the process - every replica still receives every event - and at
+debug level for each informer after that) and from then on the shard is applied here, with
+the server's hash, so the cache holds the same objects either way.
 """
 
 from __future__ import annotations
@@ -19,6 +20,10 @@ if TYPE_CHECKING:
     from kcontrol.informers._reflector import ReflectorStore
 
 __all__ = ["ShardFilter"]
+
+_warned = False
+"""Whether a ShardFilter of this process has warned already (the others log at debug level:
+a sharded manager builds its informers anew whenever its shards change)."""
 
 
 class ShardFilter:
@@ -42,7 +47,10 @@ class ShardFilter:
             return True
         if not self.local:
             self.local = True
-            self._log.warning(
+            global _warned  # noqa: PLW0603 - one warning per process, see above
+            log = self._log.debug if _warned else self._log.warning
+            _warned = True
+            log(
                 "the API server does not filter by shard (its ShardedListAndWatch feature gate "
                 "is off, or it is older than v1.36): every object still arrives, and the "
                 "shard is applied here",

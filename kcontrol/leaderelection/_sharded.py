@@ -162,10 +162,10 @@ class ShardedElection:
         step = plan(config.shards, config.identity, members, holders)
         for index in step.release:
             self._log.info("giving a shard back", shard=index)
-            await self._stop(index)
+        await self._stop(step.release)  # together: their work may end in one step
         for index, task in list(self._tasks.items()):
             if index not in step.acquire and not self._electors[index].is_leader():
-                await self._stop(index)  # another replica got it first
+                await self._stop((index,))  # another replica got it first
             elif task.done():
                 del self._tasks[index], self._electors[index]
         for index in step.acquire:
@@ -236,12 +236,17 @@ class ShardedElection:
         except LeadershipLost as lost:  # planned again like any free shard
             self._log.warning("lost a shard", shard=index, error=str(lost))
 
-    async def _stop(self, index: int) -> None:
-        task = self._tasks.pop(index, None)
-        self._electors.pop(index, None)
-        if task is not None and not task.done():
-            task.cancel()
-            await asyncio.wait((task,))
+    async def _stop(self, indexes: tuple[int, ...]) -> None:
+        """Cancel the work of ``indexes`` at once and wait for all of it to end."""
+        stopping = []
+        for index in indexes:
+            task = self._tasks.pop(index, None)
+            self._electors.pop(index, None)
+            if task is not None and not task.done():
+                task.cancel()
+                stopping.append(task)
+        if stopping:
+            await asyncio.wait(stopping)
 
     def _elector(self, lease: str, role: str) -> LeaderElector:
         config = self._config

@@ -76,11 +76,20 @@ import contextlib
 import socket
 import uuid
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from prometheus_client import CollectorRegistry, GCCollector, PlatformCollector, ProcessCollector
 
-from kcontrol.client import ApiClient, Client, ClientConfig, ConfigError, load_config
+from kcontrol.client import (
+    ApiClient,
+    Client,
+    ClientConfig,
+    ConfigError,
+    ShardSelector,
+    WriteGate,
+    load_config,
+)
 from kcontrol.controller import guarded_by
 from kcontrol.errors import ApiServerNotHealthy
 from kcontrol.events import EventBroadcaster, EventRecorder
@@ -99,6 +108,11 @@ from kcontrol.leaderelection import (
     LeadershipLost,
     LeaseLock,
 )
+from kcontrol.leaderelection._sharded import (
+    ELECTION_LABEL,
+    ShardedElection,
+    ShardedElectionConfig,
+)
 from kcontrol.logging import configure_unless_configured, get_logger
 from kcontrol.manager._apiserver import wait_for_api_server
 from kcontrol.manager._health import HealthServer
@@ -111,6 +125,7 @@ from kcontrol.manager._registry import (
     Runnable,
 )
 from kcontrol.manager._serving import SecureServer
+from kcontrol.manager._shards import ShardSet, server_filters_shards
 
 __all__ = [
     "COMPONENT",
@@ -128,6 +143,10 @@ _log = get_logger(__name__)
 
 COMPONENT = "kcontrol-manager"
 """The event source of the manager's own events and its user agent."""
+
+SHARD_REBUILD_QUIET = 1.0
+"""Sharded: how long the held shards must stay unchanged before the controllers are built
+anew over them (the shards won in one election round come together)."""
 
 LEADER_ELECTION_HEALTH_TIMEOUT = 20.0
 """How long past its lease a leader may go without renewing before ``/livez`` fails
@@ -222,6 +241,7 @@ class Manager:
         self._writer: Client | None = None
         self._events: EventBroadcaster | None = None
         self._elector: LeaderElector | None = None
+        self._shards: ShardSet | None = None
         self._election_health = HealthzAdaptor(LEADER_ELECTION_HEALTH_TIMEOUT)
         self._shutting_down = False
         self._leading = False
@@ -352,6 +372,8 @@ class Manager:
 
     def _check_informers_synced(self) -> None:
         informers = self._informers
+        if informers is None and self._shards is not None and not self._shards.held:
+            return  # sharded, holding no shard: nothing to sync
         if informers is None:
             raise RuntimeError("informers not created yet")
         pending = [i.resource.plural for i in informers.informers() if not i.has_synced()]
@@ -420,15 +442,6 @@ class Manager:
         controller_flags = resolve_controller_flags(
             self._controllers.flags(), options.controller_flags
         )
-        # One client per component, as kube-controller-manager's client builder makes
-        # them: shared connections, but each with its own --kube-api-qps/--kube-api-burst
-        # budget and a user agent ending in its name, so a busy controller does not slow
-        # another and the audit log tells them apart.
-        self._informers = SharedInformerFactory(
-            self._component_client(client, "shared-informers"),
-            namespace=options.namespace,
-            transform=INFORMER_TRANSFORM,
-        )
         election_client = self._component_client(client, "leader-election")
         broadcasters = [
             EventBroadcaster(
@@ -439,25 +452,43 @@ class Manager:
             )
         ]
         elector = None
-        if options.leader_elect:
+        gate: tuple[WriteGate, str] | None = None
+        self._shards = None
+        if options.leader_elect and options.shards > 1:
+            self._shards = ShardSet(options.shards, self._registry)
+            gate = (
+                self._shards.allows,
+                f"shard Leases {options.leader_elect_resource_namespace}/"
+                f"{options.leader_elect_resource_name}-shard-*",
+            )
+        elif options.leader_elect:
             elector = self._new_elector(election_client, broadcasters[0].new_recorder())
-        self._writer = self._gated(client, elector)
+            leader = elector
+            gate = (
+                lambda _namespace: leader.holds_lease(),
+                f"leader election lease {elector.config.lock.describe()}",
+            )
+        self._writer = self._gated(client, gate)
         # The recorders of manager.recorder(): events on a client of their own.
         self._events = EventBroadcaster(
-            self._gated(self._component_client(client, "events"), elector),
+            self._gated(self._component_client(client, "events"), gate),
             component=self.component,
             host=socket.gethostname(),
             registry=self._registry,
         )
         broadcasters.append(self._events)
-        runnables = self._build(
-            client,
-            self._informers,
-            broadcasters,
-            elector,
-            specs=specs,
-            controller_flags=controller_flags,
-        )
+        runnables: list[tuple[str, Runnable]] = []
+        if self._shards is None:
+            # Built before the election, so that caches warm up on standbys too.
+            self._informers = self._new_informers(client, None)
+            runnables = self._build(
+                client,
+                self._informers,
+                broadcasters,
+                gate,
+                specs=specs,
+                controller_flags=controller_flags,
+            )
         lost = False
         unhealthy: ApiServerNotHealthy | None = None
         async with asyncio.TaskGroup() as infrastructure:
@@ -480,12 +511,20 @@ class Manager:
                             broadcaster.run(), name=f"events {broadcaster.component}"
                         )
                     )
-                owned.append(infrastructure.create_task(self._informers.run(), name="informers"))
-                if elector is not None:
-                    await self._elect(elector, runnables)
-                    lost = True  # _elect returns only then
+                if self._shards is not None:
+                    shards = self._shards
+                    recipe = _Recipe(client, gate, specs, controller_flags)
+                    await self._run_sharded(recipe, election_client, shards)
+                    lost = True  # _run_sharded returns only then
                 else:
-                    await self._run_controllers(runnables, guard=None)  # until cancelled
+                    informers = self._informers
+                    assert informers is not None
+                    owned.append(infrastructure.create_task(informers.run(), name="informers"))
+                    if elector is not None:
+                        await self._elect(elector, runnables)
+                        lost = True  # _elect returns only then
+                    else:
+                        await self._run_controllers(runnables, guard=None)  # until cancelled
             # The API server never answered, or leadership was lost and every controller
             # has stopped: stop the rest.
             for task in owned:
@@ -496,6 +535,16 @@ class Manager:
         if lost:
             raise LeadershipLost(f"leader election lost ({self.identity})")
 
+    def _new_informers(self, client: Client, shard: ShardSelector | None) -> SharedInformerFactory:
+        """The shared informer factory (of one sharded generation: over ``shard``), on the
+        ``shared-informers`` client, as kube-controller-manager's client builder makes it."""
+        return SharedInformerFactory(
+            self._component_client(client, "shared-informers"),
+            namespace=self._options.namespace,
+            transform=INFORMER_TRANSFORM,
+            shard=shard,
+        )
+
     def _component_client(self, client: Client, name: str) -> Client:
         if not isinstance(client, ApiClient):
             return client  # a client given to the constructor (a fake): used as it is
@@ -503,19 +552,18 @@ class Manager:
             name, qps=self._options.kube_api_qps, burst=self._options.kube_api_burst
         )
 
-    def _gated(self, client: Client, elector: LeaderElector | None) -> Client:
-        if elector is None or not isinstance(client, ApiClient):
+    def _gated(self, client: Client, gate: tuple[WriteGate, str] | None) -> Client:
+        if gate is None or not isinstance(client, ApiClient):
             return client
-        return client.with_write_gate(
-            lambda _namespace: elector.holds_lease(), name=f"leader election lease {elector.config.lock.describe()}"
-        )
+        check, name = gate
+        return client.with_write_gate(check, name=name)
 
     def _build(
         self,
         root: Client,
         informers: SharedInformerFactory,
         broadcasters: list[EventBroadcaster],
-        elector: LeaderElector | None,
+        gate: tuple[WriteGate, str] | None,
         *,
         specs: Sequence[ControllerSpec],
         controller_flags: dict[str, Any],
@@ -531,7 +579,7 @@ class Manager:
         built: list[tuple[str, Runnable]] = []
         for spec in specs:
             client = self._component_client(root, spec.name)
-            writer = self._gated(client, elector)
+            writer = self._gated(client, gate)
             broadcaster = EventBroadcaster(
                 writer, component=spec.name, host=socket.gethostname(), registry=self._registry
             )
@@ -607,6 +655,124 @@ class Manager:
             await elector.run(lead)
         _log.error("leader election lost; every controller has stopped", identity=self.identity)
 
+    async def _run_sharded(
+        self, recipe: _Recipe, election_client: Client, shards: ShardSet
+    ) -> None:
+        """Take part in the sharded election and run the controllers over the shards held
+        (:mod:`kcontrol.manager._shards`).
+
+        Returns once the member Lease is lost, after every controller has stopped; raises
+        ``CancelledError`` when cancelled (controllers drained, then every Lease released).
+        """
+        options = self._options
+        election = ShardedElection(
+            ShardedElectionConfig(
+                client=election_client,
+                namespace=options.leader_elect_resource_namespace,
+                name=options.leader_elect_resource_name,
+                identity=self.identity,
+                shards=shards.count,
+                lease_duration=options.leader_elect_lease_duration,
+                renew_deadline=options.leader_elect_renew_deadline,
+                retry_period=options.leader_elect_retry_period,
+                registry=self._registry,
+            )
+        )
+
+        async def generations() -> None:
+            # One controller set at a time, over the shards held when it was built; a
+            # shard given back waits in ShardSet.work until the set covering it stopped.
+            async with asyncio.TaskGroup() as group:
+                running: asyncio.Task[None] | None = None
+                try:
+                    while True:
+                        held = await shards.changes(SHARD_REBUILD_QUIET)
+                        if running is not None and held == shards.running:
+                            continue
+                        if running is not None:
+                            await _cancel_and_wait(running)
+                            running = None
+                            await shards.set_running(())
+                        if held:
+                            await self._check_shard_filtering(election_client, shards)
+                            running = group.create_task(
+                                self._run_generation(recipe, shards, held),
+                                name="controllers over shards",
+                            )
+                            await shards.set_running(held)
+                finally:
+                    if running is not None:
+                        await _cancel_and_wait(running)
+                    await shards.set_running(())
+
+        _log.info(
+            "taking part in the sharded election",
+            shards=shards.count,
+            leases=f"{options.leader_elect_resource_namespace}/"
+            f"{options.leader_elect_resource_name}-shard-*",
+        )
+        try:
+            async with asyncio.TaskGroup() as group:
+                group.create_task(generations(), name="shard generations")
+                await election.run(shards.work)
+        except* LeadershipLost:
+            _log.error("the member Lease was lost; every controller has stopped")
+
+    async def _run_generation(
+        self, recipe: _Recipe, shards: ShardSet, held: frozenset[int]
+    ) -> None:
+        """Build the controllers, their informers (selecting the shards ``held``) and event
+        broadcasters, and run them until cancelled: the controllers stop first (their syncs
+        drained), then the informers and the event queues."""
+        selector = shards.selector(held)
+        informers = self._informers = self._new_informers(recipe.client, selector)
+        broadcasters: list[EventBroadcaster] = []
+        runnables = self._build(
+            recipe.client,
+            informers,
+            broadcasters,
+            recipe.gate,
+            specs=recipe.specs,
+            controller_flags=recipe.controller_flags,
+        )
+        _log.info(
+            "running the controllers over shards",
+            shards=",".join(str(k) for k in sorted(held)),
+            of=shards.count,
+            filtering=shards.filtering,
+        )
+        try:
+            async with asyncio.TaskGroup() as group:
+                for broadcaster in broadcasters:
+                    group.create_task(broadcaster.run(), name=f"events {broadcaster.component}")
+                group.create_task(informers.run(), name="informers")
+                await self._run_controllers(runnables, guard=shards.leading)
+        finally:
+            if self._informers is informers:
+                self._informers = None
+
+    async def _check_shard_filtering(self, client: Client, shards: ShardSet) -> None:
+        """Once: find out whether the API server filters by shard, log it and say so in
+        ``kcontrol_manager_shard_filtering`` (the informers are correct either way)."""
+        if shards.filtering is not None:
+            return
+        options = self._options
+        filters = await server_filters_shards(
+            client,
+            options.leader_elect_resource_namespace,
+            f"{ELECTION_LABEL}={options.leader_elect_resource_name}",
+        )
+        shards.set_filtering("server" if filters else "client")
+        if filters:
+            _log.info("the API server filters lists and watches by shard", shards=shards.count)
+        else:
+            _log.warning(
+                "the API server does not filter by shard (feature gate ShardedListAndWatch off, "
+                "or older than v1.36): every replica receives every object and keeps its "
+                "shards' here",
+                shards=shards.count,
+            )
+
     async def _run_controllers(
         self, runnables: Sequence[tuple[str, Runnable]], guard: Callable[[], bool] | None
     ) -> None:
@@ -621,6 +787,21 @@ class Manager:
         finally:
             self._leading = False
             _log.info("all controllers stopped")
+
+
+@dataclass(frozen=True, slots=True)
+class _Recipe:
+    """What each sharded generation's controllers are built from."""
+
+    client: Client
+    gate: tuple[WriteGate, str] | None
+    specs: Sequence[ControllerSpec]
+    controller_flags: dict[str, Any]
+
+
+async def _cancel_and_wait(task: asyncio.Task[None]) -> None:
+    task.cancel()
+    await asyncio.wait((task,))
 
 
 class _ManagerRecorder:

@@ -230,6 +230,10 @@ class ManagerOptions:
     leader_elect_resource_name: str = DEFAULT_LEASE_NAME
     leader_elect_resource_namespace: str = DEFAULT_LEASE_NAMESPACE
     leader_elect_identity: str | None = None
+    shards: int = 1
+    """Cut the namespaces' hash into this many shards, each held through a Lease of its own
+    (``<leader_elect_resource_name>-shard-<k>``) by one of the replicas; 1: one leader does
+    all the work, as kube-controller-manager's (:mod:`kcontrol.manager._shards`)."""
     bind_address: str = "0.0.0.0"
     secure_port: int = DEFAULT_SECURE_PORT
     cert_dir: str = ""
@@ -372,6 +376,14 @@ class ManagerOptions:
                 raise OptionsError(str(error)) from None
             if not self.leader_elect_resource_name or not self.leader_elect_resource_namespace:
                 raise OptionsError("--leader-elect-resource-name and -namespace must be set")
+        if self.shards < 1:
+            raise OptionsError(f"--shards must be at least 1, not {self.shards}")
+        if self.shards > 1 and not self.leader_elect:
+            raise OptionsError("--shards above 1 needs --leader-elect: each shard is a Lease")
+        if self.shards > 1 and self.namespace:
+            raise OptionsError(
+                "--shards above 1 cuts namespaces apart: it cannot work within one namespace"
+            )
 
 
 _SERVICE_ACCOUNT_NAMESPACE = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
@@ -726,6 +738,16 @@ def _add_leader_election_flags(parser: argparse.ArgumentParser, defaults: Manage
         defaults.leader_elect_identity,
         "kcontrol: the Lease holder identity (default <hostname>_<uuid>).",
     )
+    _add(
+        group,
+        "shards",
+        _INT,
+        defaults.shards,
+        "kcontrol: cut the namespaces into this many shards, each held through a Lease of its "
+        "own (<leader-elect-resource-name>-shard-<k>) by one replica, the replicas sharing "
+        "them fairly; 1: one leader runs everything. Uses the API server's shard selectors "
+        "(feature gate ShardedListAndWatch, v1.36) when it serves them, else filters here.",
+    )
 
 
 def _add_serving_flags(parser: argparse.ArgumentParser, defaults: ManagerOptions) -> None:
@@ -920,6 +942,7 @@ def parse_args(
         leader_elect_resource_name=namespace.leader_elect_resource_name,
         leader_elect_resource_namespace=namespace.leader_elect_resource_namespace,
         leader_elect_identity=namespace.leader_elect_identity,
+        shards=namespace.shards,
         bind_address=namespace.bind_address,
         secure_port=namespace.secure_port,
         cert_dir=namespace.cert_dir,

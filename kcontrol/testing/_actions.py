@@ -28,7 +28,8 @@ class Action:
     create or update, ``patch``/``patch_type`` the body of a patch. List and watch requests
     carry the selectors and ``resource_version`` of their
     :class:`~kcontrol.client.ListOptions`; the other options the verb uses (``limit``,
-    ``continue_``, ``timeout_seconds``... keyed by their ``ListOptions`` field) are in
+    ``continue_``, ``timeout_seconds``, ``shard_selector``... keyed by their ``ListOptions``
+    field) are in
     ``options``, as are a write's (``preconditions``, ``propagation_policy``,
     ``field_manager``... keyed by their parameter name), when they were given.
     """

@@ -433,7 +433,7 @@ def _collection_action(
         label_selector=options.label_selector,
         field_selector=options.field_selector,
         resource_version=options.resource_version,
-        options=verb_options,
+        options={**verb_options, **_given(shard_selector=options.shard_selector)},
     )
 
 

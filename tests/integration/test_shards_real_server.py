@@ -5,9 +5,7 @@ factory caches only its share."""
 
 from __future__ import annotations
 
-import asyncio
 import logging
-from collections.abc import Iterator
 
 import pytest
 
@@ -19,7 +17,7 @@ from kcontrol.client import (
     ShardSelector,
     shard_selector,
 )
-from kcontrol.informers import SharedInformerFactory
+from kcontrol.informers import SharedInformerFactory, _shard_filter
 from kcontrol.testing import capture_logs
 from kcontrol.testing.envtest import ControlPlane
 
@@ -35,16 +33,6 @@ def split(names: list[str], shard: ShardSelector) -> tuple[list[str], list[str]]
     if not mine or not theirs:
         pytest.skip("12 random namespaces all fell in one shard")  # about 1 in 2,000
     return mine, theirs
-
-
-@pytest.fixture(scope="module")
-def sharding_plane() -> Iterator[ControlPlane]:
-    plane = ControlPlane(extra_apiserver_args=["--feature-gates=ShardedListAndWatch=true"])
-    asyncio.run(plane.start())
-    try:
-        yield plane
-    finally:
-        plane.stop()
 
 
 async def test_the_server_splits_a_collection_as_the_client_predicts(
@@ -113,11 +101,12 @@ async def test_a_sharded_factory_lists_and_watches_its_share_only(
 
 
 async def test_without_the_gate_the_shard_is_applied_on_the_client(
-    control_plane: ControlPlane,
+    control_plane: ControlPlane, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The session's API server runs without the feature gate: it ignores the shard selector
     and sends everything; the informer drops what is outside its shard, says so once, and
     caches what a server with the gate would have sent."""
+    monkeypatch.setattr(_shard_filter, "_warned", False)  # the first warning of the process
     async with new_client(control_plane) as client, namespaces(client, 12) as names:
         shard = shard_selector(0, 2)
         mine, _ = split(names, shard)

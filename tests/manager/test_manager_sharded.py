@@ -1,0 +1,191 @@
+"""kcontrol-manager sharded (``--shards``), in this process against real API servers: two
+managers split the namespaces' shards fairly, each writes only the namespaces of the shards it
+holds and caches only those, and one stopping hands its shards to the other - with the API
+server filtering by shard (the ShardedListAndWatch feature gate on) and without it (the
+informers filter)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import uuid
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+from manager_helpers import admin_client, create_configmap, eventually, lease_spec
+from prometheus_client import CollectorRegistry
+
+from examples.configmap_annotator import ANNOTATION, SPEC
+from kcontrol.client import CONFIGMAPS, ApiClient, PatchType, shard_of
+from kcontrol.manager import ControllerRegistry, Manager, ManagerOptions
+from kcontrol.testing.envtest import ControlPlane
+from tests.integration.helpers import namespaces
+
+SHARDS = 3
+
+
+def options(plane: ControlPlane, lease_namespace: str, lease: str, identity: str) -> ManagerOptions:
+    return ManagerOptions(
+        kubeconfig=str(plane.kubeconfig_path),
+        leader_elect_lease_duration=4.0,
+        leader_elect_renew_deadline=3.0,
+        leader_elect_retry_period=0.5,
+        leader_elect_resource_namespace=lease_namespace,
+        leader_elect_resource_name=lease,
+        leader_elect_identity=identity,
+        shards=SHARDS,
+        secure_port=0,
+    )
+
+
+@contextlib.asynccontextmanager
+async def running(manager: Manager) -> AsyncIterator[Manager]:
+    task = asyncio.create_task(manager.run())
+    try:
+        yield manager
+    finally:
+        manager.shutdown()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+
+
+async def holders(client: ApiClient, namespace: str, lease: str) -> dict[int, str]:
+    """Shard index -> the identity holding its Lease ("" when released or missing)."""
+    held = {}
+    for index in range(SHARDS):
+        spec = await lease_spec(client, namespace, f"{lease}-shard-{index}") or {}
+        held[index] = spec.get("holderIdentity") or ""
+    return held
+
+
+async def annotated_by(client: ApiClient, names: list[str]) -> dict[str, str | None]:
+    """Namespace -> the identity annotated on its ConfigMap ``cm``."""
+    result = {}
+    for name in names:
+        cm = await client.get(CONFIGMAPS, "cm", namespace=name)
+        result[name] = (cm["metadata"].get("annotations") or {}).get(ANNOTATION)
+    return result
+
+
+async def reset(client: ApiClient, names: list[str]) -> None:
+    """Overwrite the annotation, so that the holder of each namespace's shard writes it again."""
+    patch = {"metadata": {"annotations": {ANNOTATION: "reset"}}}
+    for name in names:
+        await client.patch(CONFIGMAPS, "cm", patch, namespace=name, patch_type=PatchType.MERGE)
+
+
+def cached_namespaces(manager: Manager) -> set[str]:
+    return {
+        obj["metadata"]["namespace"]
+        for informer in manager.informers.informers()
+        for obj in informer.indexer.list()
+    }
+
+
+def sample(registry: CollectorRegistry, name: str, **labels: str) -> float | None:
+    return registry.get_sample_value(name, labels)
+
+
+@pytest.mark.parametrize("plane_fixture", ["sharding_plane", "control_plane"])
+async def test_two_managers_split_the_shards_write_their_own_and_hand_over(
+    plane_fixture: str, request: pytest.FixtureRequest
+) -> None:
+    plane: ControlPlane = request.getfixturevalue(plane_fixture)
+    mode = "server" if plane_fixture == "sharding_plane" else "client"
+    lease = f"sharded-{uuid.uuid4().hex[:8]}"
+    async with await admin_client(plane) as client, namespaces(client, 13) as created:
+        lease_namespace, names = created[0], created[1:]
+        expected_split = {shard_of(name, SHARDS) for name in names}
+        if len(expected_split) < 2:
+            pytest.skip("12 random namespaces all fell in one shard")
+        for name in names:
+            await create_configmap(client, name, "cm")
+        registry_a, registry_b = CollectorRegistry(), CollectorRegistry()
+        a = Manager(
+            options(plane, lease_namespace, lease, "a"),
+            ControllerRegistry([SPEC]),
+            registry=registry_a,
+        )
+        b = Manager(
+            options(plane, lease_namespace, lease, "b"),
+            ControllerRegistry([SPEC]),
+            registry=registry_b,
+        )
+        async with running(a):
+            # Alone, "a" takes every shard and writes every namespace.
+            await eventually(
+                lambda: _all(annotated_by(client, names), "a"), within=30, message="a writes all"
+            )
+            assert sample(registry_a, "kcontrol_manager_shards") == SHARDS
+            assert sample(registry_a, "kcontrol_manager_shard_filtering", mode=mode) == 1
+            for index in range(SHARDS):
+                assert sample(registry_a, "kcontrol_manager_shard_held", shard=str(index)) == 1
+
+            async with running(b):
+                # Two replicas, three shards: "a" (first in order) keeps two, "b" takes one.
+                def fair(held: dict[int, str]) -> bool:
+                    values = sorted(held.values())
+                    return values == ["a", "a", "b"]
+
+                await eventually(
+                    lambda: _check(holders(client, lease_namespace, lease), fair),
+                    within=30,
+                    message="the shards split 2:1",
+                )
+                held = await holders(client, lease_namespace, lease)
+                mine = {k for k, who in held.items() if who == "a"}
+                await eventually(
+                    lambda: _true(a._shards is not None and a._shards.running == mine),
+                    within=30,
+                    message="a runs over its two shards",
+                )
+                await eventually(
+                    lambda: _true(b._shards is not None and b._shards.running == set(held) - mine),
+                    within=30,
+                    message="b runs over its shard",
+                )
+                await reset(client, names)
+                want = {name: held[shard_of(name, SHARDS)] for name in names}
+                await eventually(
+                    lambda: _check(annotated_by(client, names), lambda got: got == want),
+                    within=30,
+                    message="each namespace written by its shard's holder",
+                )
+                # Each cache holds its own shards' namespaces only.
+                await eventually(
+                    lambda: _true(
+                        cached_namespaces(a) & set(names) == {n for n in names if want[n] == "a"}
+                        and cached_namespaces(b) & set(names)
+                        == {n for n in names if want[n] == "b"}
+                    ),
+                    within=30,
+                    message="each cache holds its shards",
+                )
+                assert sample(registry_b, "kcontrol_manager_shard_filtering", mode=mode) == 1
+            # "b" stopped and released its shard: "a" takes it back at once.
+            await eventually(
+                lambda: _check(
+                    holders(client, lease_namespace, lease),
+                    lambda held: set(held.values()) == {"a"},
+                ),
+                within=30,
+                message="a holds every shard again",
+            )
+            await reset(client, names)
+            await eventually(
+                lambda: _all(annotated_by(client, names), "a"), within=30, message="a writes all"
+            )
+
+
+async def _all(probe: Any, identity: str) -> bool:
+    got = await probe
+    return all(value == identity for value in got.values())
+
+
+async def _check(probe: Any, predicate: Any) -> bool:
+    return bool(predicate(await probe))
+
+
+async def _true(value: bool) -> bool:
+    return value
