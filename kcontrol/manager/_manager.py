@@ -80,6 +80,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from prometheus_client import CollectorRegistry, GCCollector, PlatformCollector, ProcessCollector
+from prometheus_client.core import GaugeMetricFamily, Metric
 
 from kcontrol.client import (
     ApiClient,
@@ -250,7 +251,17 @@ class Manager:
         self.cache = CacheReader(self._require_informers)
         """Reads from the shared informers' caches (see :class:`~kcontrol.informers.CacheReader`):
         ``await manager.cache.get(WEBSITES, name, namespace=ns)``; while running."""
+        self._registry.register(_CacheSizes(self._cached_objects))
         self._configure(options)
+
+    def _cached_objects(self) -> list[tuple[str, str, int]]:
+        """(group, resource, objects cached) of each shared informer, while running."""
+        informers = self._informers
+        if informers is None:
+            return []
+        return [
+            (i.resource.group, i.resource.plural, len(i.indexer)) for i in informers.informers()
+        ]
 
     def _configure(self, options: ManagerOptions) -> None:
         """Adopt ``options``: everything built from them is (re)built here, before :meth:`run`."""
@@ -787,6 +798,27 @@ class Manager:
         finally:
             self._leading = False
             _log.info("all controllers stopped")
+
+
+class _CacheSizes:
+    """``kcontrol_informer_cached_objects{group, resource}``: the objects each shared informer
+    holds, read at scrape time (a sharded replica's share of the cluster)."""
+
+    def __init__(self, read: Callable[[], list[tuple[str, str, int]]]) -> None:
+        self._read = read
+
+    def collect(self) -> list[Metric]:
+        family = GaugeMetricFamily(
+            "kcontrol_informer_cached_objects",
+            "Objects in each shared informer's cache.",
+            labels=["group", "resource"],
+        )
+        for group, resource, count in self._read():
+            family.add_metric([group, resource], count)
+        return [family]
+
+    def describe(self) -> list[Metric]:
+        return []
 
 
 @dataclass(frozen=True, slots=True)

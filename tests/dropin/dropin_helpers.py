@@ -55,12 +55,33 @@ KCM_DEPLOYMENT_AGENT = "/deployment-controller"
 KCM_REPLICASET_AGENT = "/replicaset-controller"
 
 
-def start_audited_cluster(directory: Path) -> tuple[Cluster, Path]:
+LEASE_BODIES_POLICY = AUDIT_POLICY.replace(
+    """  - group: "coordination.k8s.io"
+    resources: ["leases"]
+""",
+    "",
+).replace(
+    "- level: None\n",
+    """- level: Request
+  verbs: ["create", "update", "patch", "delete"]
+  resources:
+  - group: "coordination.k8s.io"
+    resources: ["leases"]
+- level: None
+""",
+)
+""":data:`AUDIT_POLICY` with the Leases' request bodies: who each Lease write names as holder
+(the sharded tests follow every shard's holder)."""
+
+
+def start_audited_cluster(
+    directory: Path, *, policy_text: str = AUDIT_POLICY, extra_apiserver_args: Iterable[str] = ()
+) -> tuple[Cluster, Path]:
     """A started :class:`Cluster` (3 kwok nodes, pods Ready after 1 s, KCM without its
-    workload controllers) whose apiserver audits by :data:`AUDIT_POLICY` into the returned
-    file. Stop it with ``cluster.stop()``."""
+    workload controllers) whose apiserver audits by ``policy_text`` (:data:`AUDIT_POLICY`)
+    into the returned file. Stop it with ``cluster.stop()``."""
     policy = directory / "audit-policy.yaml"
-    policy.write_text(AUDIT_POLICY)
+    policy.write_text(policy_text)
     log = directory / "audit.log"
     cluster = Cluster(
         nodes=3,
@@ -69,6 +90,7 @@ def start_audited_cluster(directory: Path) -> tuple[Cluster, Path]:
             f"--audit-policy-file={policy}",
             f"--audit-log-path={log}",
             "--audit-log-maxsize=0",  # one file, never rotated
+            *extra_apiserver_args,
         ],
     )
     asyncio.run(cluster.start())
@@ -92,6 +114,9 @@ class AuditEvent:
     code: int
     received: datetime
     completed: datetime
+    holder: str | None = None
+    """A Lease write's ``spec.holderIdentity`` (``""`` released), when the policy logs request
+    bodies (:data:`LEASE_BODIES_POLICY`)."""
 
     @property
     def succeeded(self) -> bool:
@@ -134,7 +159,14 @@ def _parse(line: bytes | str, namespace: str | None) -> AuditEvent | None:
         code=int((raw.get("responseStatus") or {}).get("code", 0)),
         received=_timestamp(raw["requestReceivedTimestamp"]),
         completed=_timestamp(raw["stageTimestamp"]),
+        holder=_holder(raw.get("requestObject")),
     )
+
+
+def _holder(body: object) -> str | None:
+    if not isinstance(body, dict) or body.get("kind") != "Lease":
+        return None
+    return str((body.get("spec") or {}).get("holderIdentity") or "")
 
 
 def read_audit_log(path: Path, namespace: str | None = None) -> list[AuditEvent]:
@@ -146,10 +178,11 @@ def read_audit_log(path: Path, namespace: str | None = None) -> list[AuditEvent]
 
 
 class AuditTail:
-    """Follows the audit log as it grows: :meth:`refresh` parses only the lines added since
-    the last call (cheap enough to poll every few tens of milliseconds)."""
+    """Follows the audit log as it grows (the events of ``namespace``, or all with ``None``):
+    :meth:`refresh` parses only the lines added since the last call (cheap enough to poll
+    every few tens of milliseconds)."""
 
-    def __init__(self, path: Path, namespace: str) -> None:
+    def __init__(self, path: Path, namespace: str | None) -> None:
         self.path = path
         self.namespace = namespace
         self.events: list[AuditEvent] = []
@@ -380,11 +413,17 @@ port that two managers on one machine cannot share): the tests read the plain HT
 
 class ManagerProcess(LoggedProcess):
     """``kcontrol-manager`` with the deployment and replicaset controllers, electing on the
-    Lease ``namespace/lease`` as ``identity``, in its own session, logging JSON lines to
-    ``<log_dir>/<identity>.log``."""
+    Lease ``namespace/lease`` as ``identity`` (``extra_args``: more flags, e.g. ``--shards``),
+    in its own session, logging JSON lines to ``<log_dir>/<identity>.log``."""
 
     def __init__(
-        self, cluster: Cluster, namespace: str, lease: str, identity: str, log_dir: Path
+        self,
+        cluster: Cluster,
+        namespace: str,
+        lease: str,
+        identity: str,
+        log_dir: Path,
+        extra_args: Iterable[str] = (),
     ) -> None:
         self.identity = identity
         self.port = free_port()
@@ -408,6 +447,7 @@ class ManagerProcess(LoggedProcess):
                 ),
                 "--log-format=json",
                 "-v=2",
+                *extra_args,
             ],
             log_dir / f"{identity}.log",
         )

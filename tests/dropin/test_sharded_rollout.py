@@ -1,0 +1,277 @@
+"""kcontrol-manager sharded over three replicas (issue 24), on a kwok cluster whose apiserver
+filters lists and watches by shard (feature gate ShardedListAndWatch) and audits every write
+with the Leases' bodies.
+
+Three ``kcontrol-manager --shards=3`` processes (deployment and replicaset controllers, a 4 s
+lease) share the three shards one each. Deployments in namespaces of every shard are created
+and complete; each replica's caches hold only its shard's Deployments. All are re-templated;
+mid-rollout the holder of one shard is SIGKILLed and the holder of another SIGSTOPped; the
+third takes both shards over and finishes every rollout; the stopped one, resumed, finds its
+member Lease lost and exits 1, as a deposed kube-controller-manager does.
+
+Checked in the audit log: every write of a replica to a namespace's pods, ReplicaSets or
+Deployments was received while the latest write of that namespace's shard Lease was the
+replica's own, naming itself holder, less than a lease duration before - no shard was ever
+written by two replicas, nor by one that had let it go; nothing was done twice (one
+ReplicaSet per revision, three pods per ReplicaSet, none deleted).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import uuid
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+
+import aiohttp
+import pytest
+
+from kcontrol.client import DEPLOYMENTS, LEASES, NAMESPACES, ApiClient, Object, shard_of
+from kcontrol.errors import NotFound
+from kcontrol.testing.cluster import Cluster
+from tests.controllers.cluster_helpers import REVISION, complete, deployment, replicasets
+from tests.dropin.dropin_helpers import (
+    LEASE_BODIES_POLICY,
+    LEASE_DURATION,
+    AuditEvent,
+    AuditTail,
+    ManagerProcess,
+    describe,
+    manager_processes,
+    read_audit_log,
+    sent_by,
+    start_audited_cluster,
+    successful_writes,
+)
+from tests.dropin.test_leadership_rollout import logs_of, retemplate, wait_for_writes
+from tests.integration.helpers import poll
+
+pytestmark = [pytest.mark.slow, pytest.mark.integration]
+
+SHARDS = 3
+PER_SHARD = 2
+"""Namespaces per shard."""
+PER_NAMESPACE = 2
+"""Deployments per namespace."""
+REPLICAS = 3
+WITHIN = 180.0
+ROLLOUT = ("pods", "replicasets", "deployments")
+
+
+@pytest.fixture(scope="module")
+def audited(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Cluster, Path]]:
+    """This module's cluster: the shard selectors served, the Leases' bodies audited."""
+    cluster, log = start_audited_cluster(
+        tmp_path_factory.mktemp("audit"),
+        policy_text=LEASE_BODIES_POLICY,
+        extra_apiserver_args=["--feature-gates=ShardedListAndWatch=true"],
+    )
+    try:
+        yield cluster, log
+    finally:
+        cluster.stop()
+
+
+def spread_names(suffix: str) -> list[str]:
+    """``PER_SHARD`` namespace names in each of the ``SHARDS`` shards."""
+    chosen: dict[int, list[str]] = {k: [] for k in range(SHARDS)}
+    i = 0
+    while any(len(names) < PER_SHARD for names in chosen.values()):
+        name = f"s-{suffix}-{i}"
+        group = chosen[shard_of(name, SHARDS)]
+        if len(group) < PER_SHARD:
+            group.append(name)
+        i += 1
+    return [name for names in chosen.values() for name in names]
+
+
+async def holders(client: ApiClient, namespace: str, lease: str) -> dict[int, str]:
+    found = {}
+    for index in range(SHARDS):
+        try:
+            got = await client.get(LEASES, f"{lease}-shard-{index}", namespace=namespace)
+        except NotFound:
+            found[index] = ""
+            continue
+        found[index] = (got.get("spec") or {}).get("holderIdentity") or ""
+    return found
+
+
+async def cached_deployments(process: ManagerProcess) -> float | None:
+    """``kcontrol_informer_cached_objects`` of Deployments on the process's /metrics."""
+    try:
+        async with (
+            aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=5)) as session,
+            session.get(f"http://127.0.0.1:{process.port}/metrics") as response,
+        ):
+            text = await response.text()
+    except (aiohttp.ClientError, TimeoutError):
+        return None
+    for line in text.splitlines():
+        name, _, _ = line.partition("{")
+        if name == "kcontrol_informer_cached_objects" and 'resource="deployments"' in line:
+            return float(line.rsplit(" ", 1)[1])
+    return None
+
+
+def outside_holds(
+    events: list[AuditEvent], processes: list[ManagerProcess], lease: str
+) -> list[str]:
+    """The writes of ``processes`` to a namespace's pods, ReplicaSets or Deployments that were
+    not received while the latest write of the namespace's shard Lease was the writer's own,
+    naming itself, less than a lease duration before (module docstring)."""
+    lease_writes: dict[int, list[AuditEvent]] = {k: [] for k in range(SHARDS)}
+    for event in successful_writes(events):
+        if event.resource == "leases" and event.name.startswith(f"{lease}-shard-"):
+            lease_writes[int(event.name.rsplit("-", 1)[1])].append(event)
+    for writes in lease_writes.values():
+        writes.sort(key=lambda e: e.completed)
+    found = []
+    for event in successful_writes(events):
+        if event.resource not in ROLLOUT or not event.namespace:
+            continue
+        writer = next((p for p in processes if sent_by(event, p.user_agent)), None)
+        if writer is None:
+            continue  # kwok, the scheduler, the test itself
+        shard = shard_of(event.namespace, SHARDS)
+        before = [w for w in lease_writes[shard] if w.completed <= event.received]
+        last = before[-1] if before else None
+        if (
+            last is None
+            or not sent_by(last, writer.user_agent)
+            or last.holder != writer.identity
+            or (event.received - last.completed).total_seconds() >= LEASE_DURATION
+        ):
+            held = "none" if last is None else f"{last.describe()} holder={last.holder!r}"
+            found.append(f"{event.describe()} (shard {shard}; last Lease write: {held})")
+    return found
+
+
+@pytest.mark.timeout(900)
+async def test_three_sharded_replicas_split_roll_out_and_survive_a_kill_and_a_stop(
+    cluster: Cluster, client: ApiClient, audit_log: Path, tmp_path: Path
+) -> None:
+    suffix = uuid.uuid4().hex[:6]
+    lease = f"kcontrol-sharded-{suffix}"
+    lease_namespace = f"leases-{suffix}"
+    names = spread_names(suffix)
+    for name in (lease_namespace, *names):
+        await client.create(NAMESPACES, {"metadata": {"name": name}})
+    for name in names:
+        await cluster.wait_for_service_account(name)
+    deployments = [(ns, f"web-{i}") for ns in names for i in range(PER_NAMESPACE)]
+
+    with manager_processes() as processes:
+        for letter in "abc":
+            processes.append(
+                ManagerProcess(
+                    cluster,
+                    lease_namespace,
+                    lease,
+                    f"{letter}-{suffix}",
+                    tmp_path,
+                    extra_args=[f"--shards={SHARDS}"],
+                )
+            )
+        identities = {p.identity for p in processes}
+
+        async def one_each() -> bool:
+            for process in processes:
+                if not process.running():
+                    raise AssertionError(f"{process.identity} exited\n{logs_of(processes)}")
+            return set((await holders(client, lease_namespace, lease)).values()) == identities
+
+        await poll(one_each, within=WITHIN, message=lambda: f"no 1:1:1 split\n{logs_of(processes)}")
+
+        for ns, name in deployments:
+            await client.create(DEPLOYMENTS, deployment(name, REPLICAS), namespace=ns)
+
+        async def all_complete() -> bool:
+            for ns, name in deployments:
+                if not complete(await client.get(DEPLOYMENTS, name, namespace=ns)):
+                    return False
+            return True
+
+        await poll(all_complete, within=WITHIN, message=lambda: logs_of(processes))
+
+        # Each replica caches its own shard's Deployments, and only those.
+        held = await holders(client, lease_namespace, lease)
+        for process in processes:
+            (shard,) = [k for k, who in held.items() if who == process.identity]
+            share = sum(1 for ns, _ in deployments if shard_of(ns, SHARDS) == shard)
+
+            async def cached(process: ManagerProcess = process, share: int = share) -> bool:
+                return await cached_deployments(process) == share
+
+            await poll(cached, within=30, message=f"{process.identity} caches {share}")
+
+        # Re-template everything; mid-rollout, kill one shard's holder and stop another's.
+        tail = AuditTail(audit_log, None)
+        retemplated = datetime.now(UTC)
+        for ns, name in deployments:
+            await client.patch(DEPLOYMENTS, name, retemplate(2), namespace=ns)
+        killed, stopped, survivor = (
+            next(p for p in processes if p.identity == held[k]) for k in range(SHARDS)
+        )
+        for victim in (killed, stopped):
+            await wait_for_writes(
+                tail, victim.user_agent, retemplated, 1, ("replicasets",), ("create",)
+            )
+        under_way = [
+            (ns, name)
+            for ns, name in deployments
+            if not complete(await client.get(DEPLOYMENTS, name, namespace=ns))
+        ]
+        assert under_way, "every rollout finished before the faults: nothing was tested"
+        killed.signal(signal.SIGKILL)
+        stopped.signal(signal.SIGSTOP)
+        faulted = datetime.now(UTC)
+
+        async def survivor_holds_all() -> bool:
+            return set((await holders(client, lease_namespace, lease)).values()) == {
+                survivor.identity
+            }
+
+        await poll(
+            survivor_holds_all, within=WITHIN, message=lambda: f"no takeover\n{logs_of(processes)}"
+        )
+        await wait_for_writes(tail, survivor.user_agent, faulted)
+        stopped.signal(signal.SIGCONT)
+        code = await stopped.wait(WITHIN)
+        assert code == 1, f"the resumed replica exited {code}\n{stopped.log()[-3000:]}"
+        await poll(all_complete, within=WITHIN, message=lambda: logs_of(processes))
+        await asyncio.sleep(1.0)  # any write still in flight has landed
+        assert survivor.running(), logs_of(processes)
+
+    for ns, name in deployments:
+        d: Object = await client.get(DEPLOYMENTS, name, namespace=ns)
+        assert d["metadata"]["annotations"][REVISION] == "2", (ns, name)
+        owned = await replicasets(client, ns, name)
+        assert [rs["metadata"]["annotations"][REVISION] for rs in owned] == ["1", "2"], (ns, name)
+
+    events = [e for e in read_audit_log(audit_log) if e.namespace in {lease_namespace, *names}]
+    violations = outside_holds(events, processes, lease)
+    assert violations == [], "\n".join(violations[:20])
+    writes = successful_writes(events)
+    by_victims = [
+        w
+        for w in writes
+        if w.resource in ROLLOUT
+        and w.completed > retemplated
+        and (sent_by(w, killed.user_agent) or sent_by(w, stopped.user_agent))
+    ]
+    assert by_victims, "the faulted replicas wrote no rollout step"
+    taken_over = {
+        shard_of(w.namespace, SHARDS)
+        for w in writes
+        if w.resource in ROLLOUT and w.received > faulted and sent_by(w, survivor.user_agent)
+    }
+    assert taken_over >= {0, 1}, f"the survivor wrote in shards {taken_over} after the faults"
+    rs_creates = [w for w in writes if w.resource == "replicasets" and w.verb == "create"]
+    rs_deletes = [w for w in writes if w.resource == "replicasets" and w.verb == "delete"]
+    pod_creates = [w for w in writes if w.resource == "pods" and w.verb == "create"]
+    assert len(rs_creates) == 2 * len(deployments), describe(rs_creates, limit=50)
+    assert rs_deletes == [], describe(rs_deletes)
+    assert len(pod_creates) == 2 * len(deployments) * REPLICAS, len(pod_creates)
