@@ -8,8 +8,9 @@ bookkeeping between that election and the controllers:
 
 - the election runs :meth:`ShardSet.work` for each shard it wins: the shard is *held* (its
   writes pass :meth:`ShardSet.allows`) until the work is cancelled, and the work returns only
-  once the controllers that ran over that shard have stopped - so the shard's Lease is given
-  up after its last write, the single Lease's guarantee, per shard;
+  once the controllers that ran over that shard have stopped (their syncs drained, as a
+  single leader drains on SIGTERM) - so the shard's Lease is given up after its last write,
+  the single Lease's guarantee, per shard;
 - the manager runs one set of controllers over the held shards (their informers select the
   union of the held ranges) and builds it anew when the held set changes
   (:meth:`ShardSet.changes`, :meth:`ShardSet.set_running`); membership changes are rare, and
@@ -62,7 +63,10 @@ class ShardSet:
         if count < 1:
             raise ValueError(f"there must be at least one shard, not {count}")
         self.count = count
-        self._held: dict[int, LeaderElector] = {}
+        # The electors of the shards whose writes are open (held, or given back and still
+        # covered by running controllers), and the shards the controllers should cover.
+        self._electors: dict[int, LeaderElector] = {}
+        self._wanted: set[int] = set()
         self._running: frozenset[int] = frozenset()
         self._changed = asyncio.Event()
         self._running_changed = asyncio.Condition()
@@ -108,54 +112,66 @@ class ShardSet:
 
     def allows(self, namespace: str) -> bool:
         """The write gate: may an object in ``namespace`` be written now?"""
-        elector = self._held.get(self.index_of(namespace))
+        elector = self._electors.get(self.index_of(namespace))
         return elector is not None and elector.holds_lease()
 
     def leading(self) -> bool:
         """Whether any shard the running controllers cover is still trusted: their syncs'
         guard (a replica paused past its Leases starts no sync)."""
         return any(
-            elector.holds_lease() for index, elector in self._held.items() if index in self._running
+            elector.holds_lease()
+            for index, elector in self._electors.items()
+            if index in self._running
         )
 
     # -- the election's side -----------------------------------------------------------------
 
     async def work(self, index: int, elector: LeaderElector) -> None:
         """Hold shard ``index`` (guarded by ``elector``) until cancelled; then return once no
-        running controller covers it any more (module docstring)."""
-        self._held[index] = elector
+        running controller covers it any more (module docstring). Its writes stay open
+        while the controllers covering it drain their syncs - the Lease is still held, and
+        the gate still checks that it is trusted - and close when they have stopped."""
+        self._electors[index] = elector
+        self._wanted.add(index)
         self._held_metric.labels(str(index)).set(1)
         self._changed.set()
         try:
             await asyncio.Event().wait()
         finally:
-            self._held.pop(index, None)
+            self._wanted.discard(index)
             self._held_metric.labels(str(index)).set(0)
             self._changed.set()
-            async with self._running_changed:
-                await self._running_changed.wait_for(lambda: index not in self._running)
+            try:
+                async with self._running_changed:
+                    await self._running_changed.wait_for(lambda: index not in self._running)
+            finally:
+                del self._electors[index]
 
     # -- the controllers' side ---------------------------------------------------------------
 
     @property
     def held(self) -> frozenset[int]:
-        return frozenset(self._held)
+        """The shards the controllers should cover: held, and not being given back."""
+        return frozenset(self._wanted)
 
     @property
     def running(self) -> frozenset[int]:
         return self._running
 
     async def changes(self, quiet: float) -> frozenset[int]:
-        """Wait for the held set to change, then for ``quiet`` seconds without another change
-        (the shards won in one round come together); return the held set."""
+        """Wait for the held set to change and return it: at once when a shard the
+        controllers cover is being given back (its Lease waits for them), else after
+        ``quiet`` seconds without another change (the shards won in one round come
+        together)."""
         await self._changed.wait()
         self._changed.clear()
-        while True:
+        while not self._running - self._wanted:
             try:
                 await asyncio.wait_for(self._changed.wait(), quiet)
             except TimeoutError:
-                return self.held
+                break
             self._changed.clear()
+        return self.held
 
     async def set_running(self, shards: Iterable[int]) -> None:
         """Record which shards the controllers now cover (none while they are rebuilt)."""

@@ -67,13 +67,28 @@ async def test_a_shards_work_ends_only_once_no_controller_covers_it() -> None:
     shards = ShardSet(2)
     work = await hold(shards, 0, Lease())
     await shards.set_running({0})
+    name = namespaces_by_shard(2)[0]
     work.cancel()
     await asyncio.sleep(0.05)
     assert not work.done(), "the Lease must not be given up while controllers cover the shard"
-    assert not shards.allows(namespaces_by_shard(2)[0]), "its writes are closed at once"
+    assert shards.held == set(), "the next controllers must not cover it"
+    assert shards.allows(name), "the draining syncs may still write: the Lease is held"
     await shards.set_running(())
     await asyncio.wait_for(asyncio.wait((work,)), 1)
     assert work.cancelled()
+    assert not shards.allows(name)
+
+
+async def test_a_shard_given_back_is_a_change_at_once() -> None:
+    shards = ShardSet(2)
+    work = await hold(shards, 0, Lease())
+    assert await shards.changes(quiet=0.01) == {0}
+    await shards.set_running({0})
+    work.cancel()
+    # No quiet period: the shard's Lease waits for the controllers covering it.
+    assert await asyncio.wait_for(shards.changes(quiet=60), 1) == set()
+    await shards.set_running(())
+    await asyncio.wait((work,))
 
 
 async def test_changes_come_together_after_a_quiet_period() -> None:
