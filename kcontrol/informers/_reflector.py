@@ -314,6 +314,9 @@ class Reflector:
         # the store update of a list to the end of the watching that follows it.
         self._watching_since: float | None = None
         self._watching = asyncio.Event()
+        self.watch_events = 0
+        """Watch events received so far (bookmarks and initial events included): what this
+        reflector's watches carried, e.g. a sharded replica's share."""
 
     @property
     def filters_shard_locally(self) -> bool:
@@ -521,6 +524,7 @@ class Reflector:
                 async for event in events:
                     watchdog.reschedule(now() + inactivity)
                     stream.events += 1
+                    self.watch_events += 1
                     if event[0] == "ERROR":  # clients raise these themselves; be safe anyway
                         status = event[1]
                         raise api_error_from_status(int(status.get("code") or 500), status)

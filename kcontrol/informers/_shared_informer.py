@@ -192,6 +192,11 @@ class SharedIndexInformer:
         objects outside it (see :class:`~kcontrol.client.ShardSelector`)."""
         return self._reflector.filters_shard_locally if self._reflector else False
 
+    @property
+    def watch_events(self) -> int:
+        """Watch events this informer's reflector has received (0 before it runs)."""
+        return self._reflector.watch_events if self._reflector else 0
+
     def has_started(self) -> bool:
         return self._started
 

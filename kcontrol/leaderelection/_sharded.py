@@ -4,16 +4,18 @@
 Every replica runs :meth:`ShardedElection.run`:
 
 - it holds a member Lease of its own, ``<name>-member-<hash of its identity>`` (labelled
-  :data:`ELECTION_LABEL` = ``<name>``, :data:`ROLE_LABEL` = ``member``), renewed as a leader's;
+  :data:`ELECTION_LABEL` = ``<name>``, :data:`ROLE_LABEL` = ``member``, :data:`SHARDS_LABEL`
+  = ``N``), renewed as a leader's;
 - every ``retry_period`` it lists the election's Leases and judges each live or not as a
   :class:`~kcontrol.leaderelection.LeaderElector` judges its own: on its local clock, from
   when it last saw the Lease change - never by comparing the Lease's timestamps with its own
   clock;
-- it plans with :func:`~kcontrol.leaderelection._sharding.plan` (fair shares, surplus given
-  back, free shards taken) and runs one :class:`LeaderElector` per shard it goes for, on
-  ``<name>-shard-<k>`` (labelled ``shard``); while that elector leads, ``work(k, elector)``
-  runs under it - cancelled, and awaited, before the shard's Lease is given up or lost, so a
-  shard is never worked on by two replicas at once;
+- it plans with :func:`~kcontrol.leaderelection._sharding.plan` (fair shares among the live
+  members with the same ``N``, surplus given back, free shards taken) and runs one
+  :class:`LeaderElector` per shard it goes for, on ``<name>-shard-<k>-of-<N>`` (labelled
+  ``shard``); while that elector leads, ``work(k, elector)`` runs under it - cancelled, and
+  awaited, before the shard's Lease is given up or lost, so a shard is never worked on by
+  two replicas at once;
 - a shard it must give back is cancelled: its work ends, its Lease is released, and a
   replica with room takes it on its next round; a shard lost (renewal failed) is planned for
   again like any free one;
@@ -21,6 +23,16 @@ Every replica runs :meth:`ShardedElection.run`:
   last, so the others take its shards at once;
 - member Leases left by replicas that are gone (unchanged for :data:`MEMBER_GC_LEASES` lease
   durations) are deleted, preconditioned on their resourceVersion.
+
+Replicas configured differently may overlap during a restart (a rolling update from
+``--shards=3`` to ``--shards=6``, or to a single leader): their ranges differ, so they must
+never work at the same time. **The fewer shards win**: a replica takes no shard, and gives
+back every shard it holds, while a live non-sharded leader holds
+:attr:`ShardedElectionConfig.exclusive_with` (one shard) or live replicas with fewer shards
+hold shard Leases; and once a shard's Lease is its own, it starts the work only after
+checking that again and after waiting for replicas with more shards to give theirs back.
+The non-sharded leader's side is :func:`wait_for_no_shards`. Each side writes its own Lease
+and then reads the others', so of two that start together at least one sees the other.
 
 A member Lease that cannot be renewed ends :meth:`ShardedElection.run` with
 :class:`LeadershipLost` after every shard's work was cancelled, as a lost single Lease ends
@@ -32,7 +44,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hashlib
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -40,7 +52,7 @@ from prometheus_client import CollectorRegistry
 
 from kcontrol.client import LEASES, Client, ListOptions
 from kcontrol.clock import Clock, RealClock
-from kcontrol.errors import Conflict, KcontrolError, LeadershipLost, NotFound
+from kcontrol.errors import Conflict, Forbidden, KcontrolError, LeadershipLost, NotFound
 from kcontrol.leaderelection._config import LeaderElectionConfig, validate_timings
 from kcontrol.leaderelection._elector import LeaderElector
 from kcontrol.leaderelection._lock import LeaseLock
@@ -51,9 +63,12 @@ __all__ = [
     "ELECTION_LABEL",
     "MEMBER_GC_LEASES",
     "ROLE_LABEL",
+    "SHARDS_LABEL",
     "ShardWork",
     "ShardedElection",
     "ShardedElectionConfig",
+    "shard_lease_name",
+    "wait_for_no_shards",
 ]
 
 _log = get_logger(__name__)
@@ -63,6 +78,11 @@ ELECTION_LABEL = "kcontrol.io/sharded-election"
 
 ROLE_LABEL = "kcontrol.io/sharded-election-role"
 """``member`` or ``shard``."""
+
+SHARDS_LABEL = "kcontrol.io/sharded-election-shards"
+"""How many shards the replica that wrote the Lease cuts the work into: replicas of the
+election configured with another number do not count each other as members, and the fewer
+shards win (module docstring)."""
 
 MEMBER_GC_LEASES = 10
 """Lease durations a member Lease must stay unchanged before another replica deletes it."""
@@ -87,6 +107,10 @@ class ShardedElectionConfig:
     retry_period: float = 2.0
     clock: Clock = field(default_factory=RealClock)
     registry: CollectorRegistry | None = None
+    exclusive_with: str | None = None
+    """The single Lease (in ``namespace``) of a non-sharded leader doing the same work:
+    while it has a live holder, no shard runs (module docstring; :func:`wait_for_no_shards`
+    is its side)."""
 
     def __post_init__(self) -> None:
         validate_timings(self.lease_duration, self.renew_deadline, self.retry_period)
@@ -102,13 +126,49 @@ class _Seen:
     since: float  # local clock: when the Lease was last seen to change
 
 
+class _Liveness:
+    """Judges Leases live as a :class:`LeaderElector` judges its own: held, and seen to change
+    less than its duration ago on the local clock (never comparing the Lease's timestamps
+    with this clock)."""
+
+    def __init__(self, clock: Clock, default_duration: float) -> None:
+        self._clock = clock
+        self._default = default_duration
+        self._seen: dict[str, _Seen] = {}
+
+    def holder(self, name: str, lease: Mapping[str, Any] | None) -> str | None:
+        """The live holder of ``lease`` (named ``name``; ``None``: it does not exist), or
+        ``None``."""
+        if lease is None:
+            self._seen.pop(name, None)
+            return None
+        spec = lease.get("spec") or {}
+        holder = spec.get("holderIdentity") or None
+        duration = float(spec.get("leaseDurationSeconds") or self._default)
+        marker = (holder, spec.get("renewTime"), spec.get("leaseDurationSeconds"))
+        now = self._clock.now()
+        seen = self._seen.get(name)
+        if seen is None or seen.marker != marker:
+            seen = self._seen[name] = _Seen(marker, now)
+        return holder if holder is not None and now < seen.since + duration else None
+
+    def unchanged_for(self, name: str) -> float:
+        seen = self._seen.get(name)
+        return 0.0 if seen is None else self._clock.now() - seen.since
+
+    def forget_all_but(self, names: set[str]) -> None:
+        for gone in set(self._seen) - names:
+            del self._seen[gone]
+
+
 class ShardedElection:
     """See the module docstring. :meth:`run` blocks until cancelled; :attr:`held` is the set
     of shards whose work runs now."""
 
     def __init__(self, config: ShardedElectionConfig) -> None:
         self._config = config
-        self._seen: dict[str, _Seen] = {}
+        self._liveness = _Liveness(config.clock, config.lease_duration)
+        self._excluded = False
         self._tasks: dict[int, asyncio.Task[None]] = {}
         self._electors: dict[int, LeaderElector] = {}
         self._log = _log.bind(election=config.name, identity=config.identity)
@@ -118,7 +178,7 @@ class ShardedElection:
         return frozenset(k for k, e in self._electors.items() if e.is_leader())
 
     def shard_lease_name(self, index: int) -> str:
-        return f"{self._config.name}-shard-{index}"
+        return shard_lease_name(self._config.name, index, self._config.shards)
 
     def member_lease_name(self) -> str:
         digest = hashlib.sha256(self._config.identity.encode()).hexdigest()[:16]
@@ -152,13 +212,25 @@ class ShardedElection:
     async def _round(self, work: ShardWork, group: asyncio.TaskGroup) -> None:
         config = self._config
         try:
-            members, holders = await self._observe()
+            members, holders, others = await self._observe()
         except KcontrolError as error:
             self._log.warning("cannot list the election's Leases", error=str(error))
             return
         for index, elector in self._electors.items():  # fresher than the list
             if elector.is_leader():
                 holders[index] = config.identity
+        winner = await self._winner(others)
+        if winner is not None:
+            if not self._excluded:
+                self._log.warning(
+                    "replicas with fewer shards hold Leases of this election: giving every "
+                    "shard back, taking none until they let go",
+                    holders=winner,
+                )
+            self._excluded = True
+            await self._stop(tuple(self._tasks))
+            return
+        self._excluded = False
         step = plan(config.shards, config.identity, members, holders)
         for index in step.release:
             self._log.info("giving a shard back", shard=index)
@@ -172,43 +244,94 @@ class ShardedElection:
             if index not in self._tasks:
                 self._start(index, work, group)
 
-    async def _observe(self) -> tuple[set[str], dict[int, str | None]]:
-        """The live members and each shard's live holder, from one LIST."""
+    async def _observe(self) -> tuple[set[str], dict[int, str | None], dict[int, set[str]]]:
+        """From one LIST: the live members, each shard's live holder, and the live holders of
+        shard Leases of replicas configured with another number of shards (by that number)."""
         config = self._config
         page = await config.client.list(
             LEASES,
             namespace=config.namespace,
             options=ListOptions(label_selector=f"{ELECTION_LABEL}={config.name}"),
         )
-        now = config.clock.now()
         members: set[str] = {config.identity}
         holders: dict[int, str | None] = {}
+        others: dict[int, set[str]] = {}
         names = set()
         for lease in page.get("items") or []:
             metadata = lease.get("metadata") or {}
-            spec = lease.get("spec") or {}
+            labels = metadata.get("labels") or {}
             name = str(metadata.get("name") or "")
             names.add(name)
-            holder = spec.get("holderIdentity") or None
-            duration = float(spec.get("leaseDurationSeconds") or config.lease_duration)
-            marker = (holder, spec.get("renewTime"), spec.get("leaseDurationSeconds"))
-            seen = self._seen.get(name)
-            if seen is None or seen.marker != marker:
-                seen = self._seen[name] = _Seen(marker, now)
-            live = holder is not None and now < seen.since + duration
-            role = (metadata.get("labels") or {}).get(ROLE_LABEL)
+            holder = self._liveness.holder(name, lease)
+            shards = _count(labels.get(SHARDS_LABEL))
+            role = labels.get(ROLE_LABEL)
             if role == "member":
-                if live and holder is not None:
+                if holder is not None and shards == config.shards:
                     members.add(holder)
-                elif now >= seen.since + MEMBER_GC_LEASES * duration:
+                elif self._liveness.unchanged_for(name) >= MEMBER_GC_LEASES * self._duration(lease):
                     await self._delete_member(lease)
-            elif role == "shard":
-                index = _shard_index(name, config.name)
+            elif role == "shard" and shards == config.shards:
+                index = _shard_index(name, config.name, config.shards)
                 if index is not None and index < config.shards:
-                    holders[index] = holder if live else None
-        for gone in set(self._seen) - names:
-            del self._seen[gone]
-        return members, holders
+                    holders[index] = holder
+            elif role == "shard" and shards is not None and holder is not None:
+                others.setdefault(shards, set()).add(holder)
+        if config.exclusive_with is not None:
+            names.add(config.exclusive_with)
+        self._liveness.forget_all_but(names)
+        return members, holders, others
+
+    def _duration(self, lease: Mapping[str, Any]) -> float:
+        spec = lease.get("spec") or {}
+        return float(spec.get("leaseDurationSeconds") or self._config.lease_duration)
+
+    async def _winner(self, others: Mapping[int, set[str]]) -> str | None:
+        """Who, if anyone, keeps this replica from holding shards: a live non-sharded leader
+        on ``exclusive_with`` (one shard: the fewest), else the live holders of shard Leases
+        of replicas configured with fewer shards than this one. On an error reading the
+        single Lease, this replica's own identity stands for "unknown": nothing may start."""
+        config = self._config
+        if config.exclusive_with is not None:
+            try:
+                lease = await config.client.get(
+                    LEASES, config.exclusive_with, namespace=config.namespace
+                )
+            except NotFound:
+                lease = None
+            except KcontrolError as error:
+                self._log.warning("cannot read the single leader's Lease", error=str(error))
+                return config.identity
+            single = self._liveness.holder(config.exclusive_with, lease)
+            if single is not None:
+                return single
+        fewer = sorted(h for n, holders in others.items() if n < config.shards for h in holders)
+        return ",".join(fewer) or None
+
+    async def _may_work(self) -> bool:
+        """Checked once a shard's Lease is ours, before its work starts (as the single leader
+        checks the shard Leases after acquiring its own: of two such writers, one sees the
+        other): false when replicas with fewer shards hold Leases; waits while replicas
+        with more shards still do (they give them back on seeing ours)."""
+        said = False
+        while True:
+            try:
+                _, _, others = await self._observe()
+            except KcontrolError as error:
+                self._log.warning("cannot list the election's Leases", error=str(error))
+                return False
+            if await self._winner(others) is not None:
+                return False
+            more = sorted(h for n, hs in others.items() if n > self._config.shards for h in hs)
+            if not more:
+                return True
+            if not said:
+                self._log.warning(
+                    "replicas with more shards still hold Leases of this election: waiting "
+                    "for them to give them back",
+                    holders=",".join(more),
+                )
+                said = True
+            await self._config.clock.sleep(self._config.retry_period)
 
     async def _delete_member(self, lease: dict[str, Any]) -> None:
         metadata = lease.get("metadata") or {}
@@ -231,8 +354,12 @@ class ShardedElection:
         )
 
     async def _shard(self, index: int, elector: LeaderElector, work: ShardWork) -> None:
+        async def when_alone() -> None:
+            if await self._may_work():
+                await work(index, elector)
+
         try:
-            await elector.run(lambda: work(index, elector))
+            await elector.run(when_alone)
         except LeadershipLost as lost:  # planned again like any free shard
             self._log.warning("lost a shard", shard=index, error=str(lost))
 
@@ -255,7 +382,11 @@ class ShardedElection:
             config.namespace,
             lease,
             config.identity,
-            labels={ELECTION_LABEL: config.name, ROLE_LABEL: role},
+            labels={
+                ELECTION_LABEL: config.name,
+                ROLE_LABEL: role,
+                SHARDS_LABEL: str(config.shards),
+            },
         )
         return LeaderElector(
             LeaderElectionConfig(
@@ -270,8 +401,68 @@ class ShardedElection:
         )
 
 
-def _shard_index(lease: str, election: str) -> int | None:
-    prefix = f"{election}-shard-"
-    if not lease.startswith(prefix) or not lease[len(prefix) :].isdigit():
+async def wait_for_no_shards(
+    client: Client,
+    namespace: str,
+    name: str,
+    *,
+    lease_duration: float,
+    retry_period: float,
+    clock: Clock | None = None,
+) -> None:
+    """Return once no shard Lease of the sharded election ``name`` in ``namespace`` has a
+    live holder: what a non-sharded leader of the same name waits for after acquiring its
+    Lease and before it runs anything, so that a restart from sharded replicas to a single
+    leader (or back, see :attr:`ShardedElectionConfig.exclusive_with`) never has both at
+    work. Leases are judged live on the local clock, as a standby judges. A client that may
+    not list Leases returns at once: no sharded election can run with its permissions."""
+    clock = clock or RealClock()
+    liveness = _Liveness(clock, lease_duration)
+    selector = f"{ELECTION_LABEL}={name},{ROLE_LABEL}=shard"
+    said = False
+    while True:
+        try:
+            page = await client.list(
+                LEASES, namespace=namespace, options=ListOptions(label_selector=selector)
+            )
+        except Forbidden:
+            return
+        except KcontrolError as error:
+            _log.warning("cannot list the shard Leases", election=name, error=str(error))
+        else:
+            live = {}
+            for lease in page.get("items") or []:
+                lease_name = str((lease.get("metadata") or {}).get("name") or "")
+                holder = liveness.holder(lease_name, lease)
+                if holder is not None:
+                    live[lease_name] = holder
+            if not live:
+                if said:
+                    _log.info("the sharded replicas have given every shard back", election=name)
+                return
+            if not said:
+                _log.warning(
+                    "sharded replicas still hold shards of this Lease's name: waiting for "
+                    "them to give them back before running anything",
+                    election=name,
+                    holders=",".join(sorted(set(live.values()))),
+                )
+                said = True
+        await clock.sleep(retry_period)
+
+
+def _count(label: object) -> int | None:
+    return int(label) if isinstance(label, str) and label.isdigit() else None
+
+
+def shard_lease_name(election: str, index: int, shards: int) -> str:
+    """The Lease of shard ``index`` of ``shards`` in the election ``election``."""
+    return f"{election}-shard-{index}-of-{shards}"
+
+
+def _shard_index(lease: str, election: str, shards: int) -> int | None:
+    prefix, suffix = f"{election}-shard-", f"-of-{shards}"
+    if not lease.startswith(prefix) or not lease.endswith(suffix):
         return None
-    return int(lease[len(prefix) :])
+    index = lease[len(prefix) : len(lease) - len(suffix)]
+    return int(index) if index.isdigit() else None

@@ -80,7 +80,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from prometheus_client import CollectorRegistry, GCCollector, PlatformCollector, ProcessCollector
-from prometheus_client.core import GaugeMetricFamily, Metric
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 
 from kcontrol.client import (
     ApiClient,
@@ -113,6 +113,7 @@ from kcontrol.leaderelection._sharded import (
     ELECTION_LABEL,
     ShardedElection,
     ShardedElectionConfig,
+    wait_for_no_shards,
 )
 from kcontrol.logging import configure_unless_configured, get_logger
 from kcontrol.manager._apiserver import wait_for_api_server
@@ -251,17 +252,38 @@ class Manager:
         self.cache = CacheReader(self._require_informers)
         """Reads from the shared informers' caches (see :class:`~kcontrol.informers.CacheReader`):
         ``await manager.cache.get(WEBSITES, name, namespace=ns)``; while running."""
-        self._registry.register(_CacheSizes(self._cached_objects))
+        self._retired_watch_events: dict[tuple[str, str], int] = {}
+        self._registry.register(_InformerSizes(self._informer_sizes))
         self._configure(options)
 
-    def _cached_objects(self) -> list[tuple[str, str, int]]:
-        """(group, resource, objects cached) of each shared informer, while running."""
+    def _informer_sizes(self) -> list[tuple[str, str, int, int]]:
+        """(group, resource, objects cached, watch events received) of each shared informer
+        while running; the events include those of the factories of earlier sharded
+        generations (a counter never goes down)."""
+        current: dict[tuple[str, str], tuple[int, int]] = {}
         informers = self._informers
-        if informers is None:
-            return []
+        for informer in informers.informers() if informers is not None else ():
+            key = (informer.resource.group, informer.resource.plural)
+            current[key] = (len(informer.indexer), informer.watch_events)
+        keys = sorted(set(current) | set(self._retired_watch_events))
         return [
-            (i.resource.group, i.resource.plural, len(i.indexer)) for i in informers.informers()
+            (
+                group,
+                resource,
+                current.get((group, resource), (0, 0))[0],
+                current.get((group, resource), (0, 0))[1]
+                + self._retired_watch_events.get((group, resource), 0),
+            )
+            for group, resource in keys
         ]
+
+    def _retire(self, informers: SharedInformerFactory) -> None:
+        """Keep the watch events of a factory that stops (its counts carry on)."""
+        for informer in informers.informers():
+            key = (informer.resource.group, informer.resource.plural)
+            self._retired_watch_events[key] = (
+                self._retired_watch_events.get(key, 0) + informer.watch_events
+            )
 
     def _configure(self, options: ManagerOptions) -> None:
         """Adopt ``options``: everything built from them is (re)built here, before :meth:`run`."""
@@ -453,6 +475,9 @@ class Manager:
         controller_flags = resolve_controller_flags(
             self._controllers.flags(), options.controller_flags
         )
+        if self._informers is not None:  # a previous run's
+            self._retire(self._informers)
+            self._informers = None
         election_client = self._component_client(client, "leader-election")
         broadcasters = [
             EventBroadcaster(
@@ -470,7 +495,7 @@ class Manager:
             gate = (
                 self._shards.allows,
                 f"shard Leases {options.leader_elect_resource_namespace}/"
-                f"{options.leader_elect_resource_name}-shard-*",
+                f"{options.leader_elect_resource_name}-shard-*-of-{options.shards}",
             )
         elif options.leader_elect:
             elector = self._new_elector(election_client, broadcasters[0].new_recorder())
@@ -532,7 +557,7 @@ class Manager:
                     assert informers is not None
                     owned.append(infrastructure.create_task(informers.run(), name="informers"))
                     if elector is not None:
-                        await self._elect(elector, runnables)
+                        await self._elect(elector, election_client, runnables)
                         lost = True  # _elect returns only then
                     else:
                         await self._run_controllers(runnables, guard=None)  # until cancelled
@@ -646,7 +671,10 @@ class Manager:
         return elector
 
     async def _elect(
-        self, elector: LeaderElector, runnables: Sequence[tuple[str, Runnable]]
+        self,
+        elector: LeaderElector,
+        election_client: Client,
+        runnables: Sequence[tuple[str, Runnable]],
     ) -> None:
         """Contend for the lease and run the controllers while leading.
 
@@ -655,7 +683,18 @@ class Manager:
         ``CancelledError`` (syncs drained, lease released) when cancelled.
         """
 
+        options = self._options
+
         async def lead() -> None:
+            # Sharded replicas of the same name (a restart from --shards=N) give their
+            # shards back on seeing this Lease held; nothing runs before they have.
+            await wait_for_no_shards(
+                election_client,
+                options.leader_elect_resource_namespace,
+                options.leader_elect_resource_name,
+                lease_duration=options.leader_elect_lease_duration,
+                retry_period=options.leader_elect_retry_period,
+            )
             # holds_lease: leading, and the last renewal younger than the renew deadline on
             # the local clock - false at once after a pause (SIGSTOP) past the lease, and
             # the moment leadership is lost.
@@ -687,6 +726,7 @@ class Manager:
                 renew_deadline=options.leader_elect_renew_deadline,
                 retry_period=options.leader_elect_retry_period,
                 registry=self._registry,
+                exclusive_with=options.leader_elect_resource_name,
             )
         )
 
@@ -720,7 +760,7 @@ class Manager:
             "taking part in the sharded election",
             shards=shards.count,
             leases=f"{options.leader_elect_resource_namespace}/"
-            f"{options.leader_elect_resource_name}-shard-*",
+            f"{options.leader_elect_resource_name}-shard-*-of-{options.shards}",
         )
         try:
             async with asyncio.TaskGroup() as group:
@@ -759,6 +799,7 @@ class Manager:
                 group.create_task(informers.run(), name="informers")
                 await self._run_controllers(runnables, guard=shards.leading)
         finally:
+            self._retire(informers)
             if self._informers is informers:
                 self._informers = None
 
@@ -800,22 +841,29 @@ class Manager:
             _log.info("all controllers stopped")
 
 
-class _CacheSizes:
-    """``kcontrol_informer_cached_objects{group, resource}``: the objects each shared informer
-    holds, read at scrape time (a sharded replica's share of the cluster)."""
+class _InformerSizes:
+    """``kcontrol_informer_cached_objects{group, resource}`` (the objects each shared
+    informer holds) and ``kcontrol_informer_watch_events_total{group, resource}`` (the watch
+    events they received), read at scrape time: a sharded replica's share of the cluster."""
 
-    def __init__(self, read: Callable[[], list[tuple[str, str, int]]]) -> None:
+    def __init__(self, read: Callable[[], list[tuple[str, str, int, int]]]) -> None:
         self._read = read
 
     def collect(self) -> list[Metric]:
-        family = GaugeMetricFamily(
+        cached = GaugeMetricFamily(
             "kcontrol_informer_cached_objects",
             "Objects in each shared informer's cache.",
             labels=["group", "resource"],
         )
-        for group, resource, count in self._read():
-            family.add_metric([group, resource], count)
-        return [family]
+        events = CounterMetricFamily(
+            "kcontrol_informer_watch_events",
+            "Watch events the shared informers received, bookmarks included.",
+            labels=["group", "resource"],
+        )
+        for group, resource, objects, received in self._read():
+            cached.add_metric([group, resource], objects)
+            events.add_metric([group, resource], received)
+        return [cached, events]
 
     def describe(self) -> list[Metric]:
         return []

@@ -232,8 +232,8 @@ class ManagerOptions:
     leader_elect_identity: str | None = None
     shards: int = 1
     """Cut the namespaces' hash into this many shards, each held through a Lease of its own
-    (``<leader_elect_resource_name>-shard-<k>``) by one of the replicas; 1: one leader does
-    all the work, as kube-controller-manager's (:mod:`kcontrol.manager._shards`)."""
+    (``<leader_elect_resource_name>-shard-<k>-of-<N>``) by one of the replicas; 1: one
+    leader does all the work, as kube-controller-manager's (:mod:`kcontrol.manager._shards`)."""
     bind_address: str = "0.0.0.0"
     secure_port: int = DEFAULT_SECURE_PORT
     cert_dir: str = ""
@@ -744,7 +744,7 @@ def _add_leader_election_flags(parser: argparse.ArgumentParser, defaults: Manage
         _INT,
         defaults.shards,
         "kcontrol: cut the namespaces into this many shards, each held through a Lease of its "
-        "own (<leader-elect-resource-name>-shard-<k>) by one replica, the replicas sharing "
+        "own (<leader-elect-resource-name>-shard-<k>-of-<N>) by one replica, the replicas sharing "
         "them fairly; 1: one leader runs everything. Uses the API server's shard selectors "
         "(feature gate ShardedListAndWatch, v1.36) when it serves them, else filters here.",
     )

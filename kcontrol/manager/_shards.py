@@ -2,7 +2,7 @@
 holds, the write gate they open, and how the API server is found to filter by shard.
 
 The namespaces' hash (:func:`~kcontrol.client.shard_of`) is cut into ``N`` equal ranges, shard
-``k`` held through the Lease ``<--leader-elect-resource-name>-shard-<k>``
+``k`` held through the Lease ``<--leader-elect-resource-name>-shard-<k>-of-<N>``
 (:class:`~kcontrol.leaderelection._sharded.ShardedElection`). :class:`ShardSet` is the
 bookkeeping between that election and the controllers:
 

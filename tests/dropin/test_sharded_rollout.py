@@ -30,6 +30,7 @@ import pytest
 
 from kcontrol.client import DEPLOYMENTS, LEASES, NAMESPACES, ApiClient, Object, shard_of
 from kcontrol.errors import NotFound
+from kcontrol.leaderelection._sharded import shard_lease_name
 from kcontrol.testing.cluster import Cluster
 from tests.controllers.cluster_helpers import REVISION, complete, deployment, replicasets
 from tests.dropin.dropin_helpers import (
@@ -91,7 +92,9 @@ async def holders(client: ApiClient, namespace: str, lease: str) -> dict[int, st
     found = {}
     for index in range(SHARDS):
         try:
-            got = await client.get(LEASES, f"{lease}-shard-{index}", namespace=namespace)
+            got = await client.get(
+                LEASES, shard_lease_name(lease, index, SHARDS), namespace=namespace
+            )
         except NotFound:
             found[index] = ""
             continue

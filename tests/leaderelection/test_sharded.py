@@ -12,12 +12,13 @@ from collections.abc import AsyncIterator
 from kcontrol.client import LEASES
 from kcontrol.clock import FakeClock
 from kcontrol.errors import LeadershipLost, ServiceUnavailable
-from kcontrol.leaderelection import LeaderElector
+from kcontrol.leaderelection import LeaderElectionConfig, LeaderElector, LeaseLock
 from kcontrol.leaderelection._sharded import (
     ELECTION_LABEL,
     ROLE_LABEL,
     ShardedElection,
     ShardedElectionConfig,
+    wait_for_no_shards,
 )
 from kcontrol.testing import FakeClient
 from kcontrol.testing._actions import Action
@@ -31,11 +32,17 @@ LEASE, RENEW, RETRY = 10.0, 5.0, 1.0
 
 class World:
     """Replicas on one fake server; ``running`` maps each shard to the replicas whose work
-    for it runs now (never more than one: checked on every start)."""
+    for it runs now (never more than one: checked on every start). Another world may share
+    the server (``sharing``): replicas configured with another number of shards."""
 
-    def __init__(self, shards: int) -> None:
-        self.clock = FakeClock()
-        self.tracker = FakeClient(clock=self.clock).tracker
+    def __init__(
+        self, shards: int, exclusive_with: str | None = None, sharing: World | None = None
+    ) -> None:
+        self.exclusive_with = exclusive_with
+        self.clock = sharing.clock if sharing is not None else FakeClock()
+        self.tracker = (
+            sharing.tracker if sharing is not None else FakeClient(clock=self.clock).tracker
+        )
         self.shards = shards
         self.running: dict[int, set[str]] = {k: set() for k in range(shards)}
         self.overlaps: list[tuple[int, set[str]]] = []
@@ -55,6 +62,7 @@ class World:
                 renew_deadline=RENEW,
                 retry_period=RETRY,
                 clock=self.clock,
+                exclusive_with=self.exclusive_with,
             )
         )
 
@@ -153,3 +161,125 @@ async def test_member_leases_of_replicas_long_gone_are_deleted() -> None:
             if lease["metadata"]["labels"][ROLE_LABEL] == "member"
         ]
         assert [m["spec"]["holderIdentity"] for m in members] == ["a"]
+
+
+SINGLE = NAME
+"""The Lease of a non-sharded leader doing the same work (kcontrol-manager --shards=1)."""
+
+
+class SingleLeader:
+    """A non-sharded manager's election on ``SINGLE``: once leading, it waits for the shards
+    to be given back (:func:`wait_for_no_shards`), then works (``working``)."""
+
+    def __init__(self, world: World, identity: str) -> None:
+        self.world = world
+        client = FakeClient(clock=world.clock, tracker=world.tracker)
+        self.elector = LeaderElector(
+            LeaderElectionConfig(
+                lock=LeaseLock(client, NS, SINGLE, identity),
+                lease_duration=LEASE,
+                renew_deadline=RENEW,
+                retry_period=RETRY,
+                clock=world.clock,
+            )
+        )
+        self.client = client
+        self.working = False
+        self.saw_shards_at_work: list[dict[str, list[int]]] = []
+
+    async def lead(self) -> None:
+        await wait_for_no_shards(
+            self.client, NS, NAME, lease_duration=LEASE, retry_period=RETRY, clock=self.world.clock
+        )
+        self.working = True
+        try:
+            while True:  # every tick of its work, no shard's work may run
+                if self.world.held():
+                    self.saw_shards_at_work.append(self.world.held())
+                await self.world.clock.sleep(0.25)
+        finally:
+            self.working = False
+
+    @contextlib.asynccontextmanager
+    async def running(self) -> AsyncIterator[None]:
+        task = asyncio.create_task(self.elector.run(self.lead))
+        try:
+            yield
+        finally:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+            await settle()
+
+
+async def test_a_single_leader_and_sharded_replicas_never_work_at_once() -> None:
+    """A restart from --shards=3 to one leader and back, replicas of both kinds overlapping:
+    the single leader works only once every shard was given back, and the sharded replicas
+    take their shards again only once it let its Lease go."""
+    world = World(shards=3, exclusive_with=SINGLE)
+    single = SingleLeader(world, "single")
+    async with world.replica("a"):
+        await advance(world.clock, 3)
+        assert world.held() == {"a": [0, 1, 2]}
+        async with single.running():
+            await advance(world.clock, 6)
+            assert world.held() == {}, "a gave every shard back"
+            assert single.working
+            await advance(world.clock, 10)
+            assert world.held() == {}, "and takes none while the single leader holds its Lease"
+        assert not single.working
+        await advance(world.clock, 3)  # it released its Lease on stopping: a goes on at once
+        assert world.held() == {"a": [0, 1, 2]}
+    assert single.saw_shards_at_work == []
+    assert world.overlaps == []
+
+
+async def test_sharded_replicas_joining_a_single_leader_take_no_shard() -> None:
+    world = World(shards=2, exclusive_with=SINGLE)
+    single = SingleLeader(world, "single")
+    async with single.running():
+        await advance(world.clock, 2)
+        assert single.working
+        async with world.replica("a"), world.replica("b"):
+            await advance(world.clock, 10)
+            assert world.held() == {}
+    assert single.saw_shards_at_work == []
+
+
+async def test_replicas_configured_with_fewer_shards_win_and_never_overlap() -> None:
+    """A rolling change from --shards=3 to --shards=2 and back: the replicas with fewer shards
+    win; the others give every shard back first, and no work of the two kinds ever runs at
+    the same time (their ranges overlap)."""
+    three = World(shards=3)
+    two = World(shards=2, sharing=three)
+    mixed: list[tuple[dict[str, list[int]], dict[str, list[int]]]] = []
+
+    async def watch() -> None:
+        while True:
+            if three.held() and two.held():
+                mixed.append((three.held(), two.held()))
+            await three.clock.sleep(0.25)
+
+    watcher = asyncio.create_task(watch())
+    try:
+        async with three.replica("a"):
+            await advance(three.clock, 3)
+            assert three.held() == {"a": [0, 1, 2]}
+            async with two.replica("b"):
+                await advance(three.clock, 10)
+                assert three.held() == {}, "a gave every shard back"
+                assert two.held() == {"b": [0, 1]}
+            await advance(three.clock, 4)
+            assert three.held() == {"a": [0, 1, 2]}, "and took them again once b let go"
+        async with two.replica("b"):
+            await advance(three.clock, 3)
+            async with three.replica("a"):
+                await advance(three.clock, 10)
+                assert three.held() == {}, "a takes nothing while b's Leases are live"
+                assert two.held() == {"b": [0, 1]}
+    finally:
+        watcher.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await watcher
+    assert mixed == [], mixed[:3]
+    assert three.overlaps == two.overlaps == []

@@ -18,6 +18,7 @@ from prometheus_client import CollectorRegistry
 
 from examples.configmap_annotator import ANNOTATION, SPEC
 from kcontrol.client import CONFIGMAPS, ApiClient, PatchType, shard_of
+from kcontrol.leaderelection._sharded import shard_lease_name
 from kcontrol.manager import ControllerRegistry, Manager, ManagerOptions
 from kcontrol.testing.envtest import ControlPlane
 from tests.integration.helpers import namespaces
@@ -54,7 +55,7 @@ async def holders(client: ApiClient, namespace: str, lease: str) -> dict[int, st
     """Shard index -> the identity holding its Lease ("" when released or missing)."""
     held = {}
     for index in range(SHARDS):
-        spec = await lease_spec(client, namespace, f"{lease}-shard-{index}") or {}
+        spec = await lease_spec(client, namespace, shard_lease_name(lease, index, SHARDS)) or {}
         held[index] = spec.get("holderIdentity") or ""
     return held
 
