@@ -308,3 +308,45 @@ def test_placed_pods_wait_for_a_control_plane_node_and_tolerate_its_taint(
     finally:
         kubectl(installed, "delete", "pod", name, "-n", NAMESPACE, check=False)
         kubectl(installed, "delete", "node", node_name, "--wait=false", check=False)
+
+
+def test_the_sharded_component_runs_three_replicas_over_six_shards_with_leases_of_their_own(
+    tmp_path: Path, control_plane: ControlPlane, installed_namespace: None
+) -> None:
+    """deploy/sharded: the flags parse (6 shards, the election in kcontrol-system), three
+    replicas, and the Lease rights are a Role in kcontrol-system only - never over
+    kube-system's Leases; the API server accepts it all."""
+    (tmp_path / "kcontrol").symlink_to(ROOT)
+    directory = tmp_path / "my-kcontrol"
+    directory.mkdir()
+    (directory / "kustomization.yaml").write_text(
+        yaml.safe_dump(
+            {
+                "apiVersion": "kustomize.config.k8s.io/v1beta1",
+                "kind": "Kustomization",
+                "resources": ["../kcontrol/deploy"],
+                "components": ["../kcontrol/deploy/sharded"],
+            }
+        )
+    )
+    objects = render(directory)
+    deployment = find(objects, "Deployment", "kcontrol-manager")
+    assert deployment["spec"]["replicas"] == 3
+    [container] = manager_pod_spec(objects)["containers"]
+    options, _ = parse_args(container["args"])
+    assert options.shards == 6
+    assert options.leader_elect
+    assert options.leader_elect_resource_namespace == "kcontrol-system"
+    role = find(objects, "Role", "kcontrol:sharded-election")
+    assert role["metadata"]["namespace"] == "kcontrol-system"
+    assert role["rules"] == [
+        {
+            "apiGroups": ["coordination.k8s.io"],
+            "resources": ["leases"],
+            "verbs": ["get", "list", "create", "update", "delete"],
+        }
+    ]
+    binding = find(objects, "RoleBinding", "kcontrol:sharded-election")
+    assert binding["metadata"]["namespace"] == "kcontrol-system"
+    done = kubectl(control_plane, "apply", "--dry-run=server", "-k", str(directory))
+    assert "role.rbac.authorization.k8s.io/kcontrol:sharded-election" in done.stdout
