@@ -40,6 +40,16 @@ last renewal it saw, which is after the renew deadline, so no write of a deposed
 leaves after its successor could have started (one sent just before the deadline may still
 be in transit; ``lease_duration - renew_deadline`` is the margin for that).
 
+Sharded (``--shards=N``, N > 1; :mod:`kcontrol.manager._shards`): instead of one Lease,
+the replicas share ``N`` shards of the namespaces' hash through a Lease each
+(:class:`~kcontrol.leaderelection._sharded.ShardedElection`). A replica builds its
+controllers and informers only once it holds shards - the informers selecting those shards -
+and anew whenever the set it holds changes; the write gate asks, per request, whether the
+written namespace's shard Lease is held and trusted; a shard is given back only after the
+controllers covering it have drained. The single leader waits for every shard Lease of its
+name to be given back before it runs anything, and sharded replicas yield to a single leader
+(or to replicas with fewer shards): a restart between the two never has both at work.
+
 Stopping, three ways:
 
 - Cancellation (SIGTERM/SIGINT through :func:`kcontrol.manager.main`): the body is
