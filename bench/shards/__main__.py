@@ -28,7 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # python bench/sha
 
 import bench.shards
 from bench._process import load_average, proc_cpu, proc_status_kb
-from bench._results import command_line, machine_facts
+from bench._results import command_line, machine_facts, write_results
 from bench.rollout import TEMPLATE_PATCH, free_port, is_complete
 from kcontrol.client import (
     DEPLOYMENTS,
@@ -780,24 +780,88 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--pod-ready-delay", type=float, default=1.0)
     p.add_argument("--phase-timeout", type=float, default=900.0)
     p.add_argument("--out", help="write the report (Markdown) here")
+    p.add_argument("--json", help="write the results (bench/_results.py's format) here")
     p.add_argument("--dump", help="write the raw results (JSON) here after every config")
+    p.add_argument("--merge", action="append", help="earlier --dump files to include")
     p.add_argument("--keep-logs", action="store_true")
     return p
 
 
+def points(results: list[ConfigResult]) -> list[dict[str, Any]]:
+    """One point per gate and configuration: the walls, and per replica its CPU-seconds,
+    peak RSS, cached Deployments and watch events."""
+    return [
+        {
+            "gate": r.gate,
+            "config": r.label,
+            "replicas": r.replicas,
+            "shards": r.shards,
+            "deployments": r.deployments,
+            "wall_s": r.wall,
+            "completed": r.completed,
+            "per_replica": [
+                {
+                    "cpu_s": x.cpu,
+                    "start_cpu_s": x.start_cpu,
+                    "peak_rss_mb": x.peak_rss_mb,
+                    "cached": x.cached,
+                    "watch_events": x.watch_events,
+                    "shards_held": x.shards_held,
+                    "fate": x.fate,
+                }
+                for x in r.replica_results
+            ],
+            "writes_outside_holds": len(r.writes_outside_holds),
+            "done_twice": r.duplicates,
+            "faults": r.faults,
+            "restart": r.restart,
+        }
+        for r in results
+    ]
+
+
+def load(path: str) -> list[ConfigResult]:
+    found = []
+    for raw in json.loads(Path(path).read_text()):
+        replicas = [ReplicaResult(**x) for x in raw.pop("replica_results")]
+        found.append(ConfigResult(**raw, replica_results=replicas))
+    return found
+
+
 def main() -> None:
     args = parser().parse_args()
-    results: list[ConfigResult] = []
+    results: list[ConfigResult] = [r for path in args.merge or () for r in load(path)]
+    started = datetime.datetime.now(datetime.UTC)
 
     async def everything() -> None:
-        for gate in args.gates.split(","):
+        for gate in [g for g in args.gates.split(",") if g]:
             await run_gate(gate, args, results)
 
     asyncio.run(everything())
-    text = report(results, command_line("bench.shards"))
+    command = command_line("bench.shards")
+    text = report(results, command)
     print(text)
     if args.out:
         Path(args.out).write_text(text)
+    if args.json:
+        write_results(
+            args.json,
+            "shards",
+            started=started,
+            finished=datetime.datetime.now(datetime.UTC),
+            machine={**machine_facts([r.load for r in results], go=False), "kwok": "v0.8.0"},
+            command=command,
+            parameters={
+                "configs": args.configs,
+                "gates": args.gates,
+                "deployments": args.deployments,
+                "namespaces": args.namespaces,
+                "pods_per_deployment": args.replicas,
+                "pod_ready_delay_seconds": args.pod_ready_delay,
+                "lease_seconds": [LEASE_DURATION, RENEW_DEADLINE, RETRY_PERIOD],
+            },
+            points=points(results),
+        )
 
 
 if __name__ == "__main__":
