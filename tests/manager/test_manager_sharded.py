@@ -23,6 +23,8 @@ from kcontrol.manager import ControllerRegistry, Manager, ManagerOptions
 from kcontrol.testing.envtest import ControlPlane
 from tests.integration.helpers import namespaces
 
+pytestmark = pytest.mark.integration
+
 SHARDS = 3
 
 
@@ -88,12 +90,18 @@ def sample(registry: CollectorRegistry, name: str, **labels: str) -> float | Non
     return registry.get_sample_value(name, labels)
 
 
-@pytest.mark.parametrize("plane_fixture", ["sharding_plane", "control_plane"])
+@pytest.fixture(params=["sharding_plane", "control_plane"])
+def plane(request: pytest.FixtureRequest) -> ControlPlane:
+    """The API server with the ShardedListAndWatch gate, and the session's without it."""
+    found: ControlPlane = request.getfixturevalue(request.param)
+    return found
+
+
 async def test_two_managers_split_the_shards_write_their_own_and_hand_over(
-    plane_fixture: str, request: pytest.FixtureRequest
+    plane: ControlPlane, request: pytest.FixtureRequest
 ) -> None:
-    plane: ControlPlane = request.getfixturevalue(plane_fixture)
-    mode = "server" if plane_fixture == "sharding_plane" else "client"
+    gated = request.node.callspec.params["plane"] == "sharding_plane"
+    mode = "server" if gated else "client"
     lease = f"sharded-{uuid.uuid4().hex[:8]}"
     async with await admin_client(plane) as client, namespaces(client, 13) as created:
         lease_namespace, names = created[0], created[1:]
