@@ -64,7 +64,7 @@ from kcontrol.logging import get_logger
 from ._catalog import Catalog
 from ._changes import ChangeQueue
 from ._checksums import HmacKey, cached_checksum
-from ._metrics import ConfigRestartMetrics
+from ._metrics import metrics_for
 from ._names import (
     CONFIG_KINDS,
     NAME,
@@ -135,7 +135,7 @@ class ConfigRestartController:
         self._clock: Clock = clock if clock is not None else RealClock()
         self.catalog = Catalog()
         self.changes = ChangeQueue(grace_period)
-        self.metrics = ConfigRestartMetrics(registry)
+        self.metrics = metrics_for(registry)
 
         self.configmaps, self.secrets = (
             SharedIndexInformer(

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 from prometheus_client import REGISTRY, CollectorRegistry, Counter, Gauge
 
-__all__ = ["ConfigRestartMetrics"]
+from kcontrol.controller import PerRegistry
+
+__all__ = ["ConfigRestartMetrics", "metrics_for"]
 
 _PREFIX = "deployment_restart_controller_"
 
@@ -56,3 +58,9 @@ class ConfigRestartMetrics:
             "The number of changes waiting in the queue.",
             registry=registry,
         )
+
+
+metrics_for = PerRegistry(ConfigRestartMetrics).get
+"""The controller's metrics on a registry (``None``: the global one), created the first time
+that registry is asked for: a manager may build the controller more than once on one registry
+(a sharded kcontrol-manager does whenever its shards change)."""

@@ -48,7 +48,7 @@ from kcontrol.logging import get_logger
 from kcontrol.workqueue import RateLimitingQueue
 
 from ._jobs import KIND
-from ._metrics import CronJobMetrics
+from ._metrics import metrics_for
 from ._names import DEFAULT_WORKERS, NAME, QUEUE_NAME
 from ._schedule import ScheduleError, parse_standard
 from ._sync import CronJobSyncer
@@ -102,7 +102,7 @@ class CronJobController:
                 registry=registry,
             )
         )
-        self.metrics = CronJobMetrics(registry)
+        self.metrics = metrics_for(registry)
         self.syncer = CronJobSyncer(
             client=client,
             cron_job_lister=self._cron_jobs,

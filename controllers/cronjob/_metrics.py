@@ -6,7 +6,9 @@ from __future__ import annotations
 
 from prometheus_client import REGISTRY, CollectorRegistry, Histogram
 
-__all__ = ["CREATION_SKEW_BUCKETS", "CronJobMetrics"]
+from kcontrol.controller import PerRegistry
+
+__all__ = ["CREATION_SKEW_BUCKETS", "CronJobMetrics", "metrics_for"]
 
 CREATION_SKEW_BUCKETS = tuple(float(2**i) for i in range(10))
 """Upstream's ``ExponentialBuckets(1, 2, 10)``: 1 s up to 512 s."""
@@ -31,3 +33,9 @@ class CronJobMetrics:
 
     def observe_creation_skew(self, seconds: float) -> None:
         self.job_creation_skew.observe(seconds)
+
+
+metrics_for = PerRegistry(CronJobMetrics).get
+"""The controller's metrics on a registry (``None``: the global one), created the first time
+that registry is asked for: a manager may build the controller more than once on one registry
+(a sharded kcontrol-manager does whenever its shards change)."""

@@ -59,7 +59,7 @@ from ..podutil import POD_CONTROLLER_INDEX, ensure_index, parse_time, pod_contro
 from ._backoff import BackoffStore
 from ._conditions import is_job_finished
 from ._manage import SYNC_JOB_BATCH_PERIOD, PodManager
-from ._metrics import JobMetrics
+from ._metrics import metrics_for
 from ._names import DEFAULT_WORKERS, NAME, ORPHAN_QUEUE_NAME, QUEUE_NAME
 from ._spec import (
     API_VERSION,
@@ -161,7 +161,7 @@ class JobController:
                 registry=registry,
             )
         )
-        self.metrics = JobMetrics(registry)
+        self.metrics = metrics_for(registry)
         self.expectations = ControllerExpectations(clock=self._clock)
         self.finalizer_expectations = FinalizerExpectations()
         self.backoff_store = BackoffStore()

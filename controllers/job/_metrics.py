@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from prometheus_client import REGISTRY, CollectorRegistry, Counter, Histogram
 
+from kcontrol.controller import PerRegistry
+
 __all__ = [
     "ACTION_PODS_CREATED",
     "ACTION_PODS_DELETED",
@@ -16,6 +18,7 @@ __all__ = [
     "RECREATE_FAILED",
     "RECREATE_TERMINATING_OR_FAILED",
     "JobMetrics",
+    "metrics_for",
 ]
 
 # The ``action`` label of the sync metrics.
@@ -125,3 +128,9 @@ class JobMetrics:
         """A pod event changed whether it is a finished pod with the tracking finalizer."""
         if was != now:
             self.terminated_pods_tracking_finalizer.labels("add" if now else "delete").inc()
+
+
+metrics_for = PerRegistry(JobMetrics).get
+"""The controller's metrics on a registry (``None``: the global one), created the first time
+that registry is asked for: a manager may build the controller more than once on one registry
+(a sharded kcontrol-manager does whenever its shards change)."""

@@ -59,7 +59,7 @@ from ._lookup import (
     controller_uid_index_func,
 )
 from ._manage import ReplicaManager
-from ._metrics import ReplicaSetMetrics
+from ._metrics import metrics_for
 from ._names import BURST_REPLICAS, NAME, QUEUE_NAME
 from ._sync import ReplicaSetSyncer
 
@@ -143,7 +143,7 @@ class ReplicaSetController:
                 registry=registry,
             )
         )
-        self.metrics = ReplicaSetMetrics(registry)
+        self.metrics = metrics_for(registry)
         if consistency is None:
             trackers = {
                 PODS: lambda: pod_informer.last_sync_resource_version,

@@ -6,7 +6,9 @@ from __future__ import annotations
 
 from prometheus_client import REGISTRY, CollectorRegistry, Counter, Histogram
 
-__all__ = ["ReplicaSetMetrics"]
+from kcontrol.controller import PerRegistry
+
+__all__ = ["ReplicaSetMetrics", "metrics_for"]
 
 
 class ReplicaSetMetrics:
@@ -42,3 +44,9 @@ class ReplicaSetMetrics:
 
     def stale_sync_skipped(self, group: str, resource: str) -> None:
         self.stale_sync_skips.labels(group=group, resource=resource).inc()
+
+
+metrics_for = PerRegistry(ReplicaSetMetrics).get
+"""The controller's metrics on a registry (``None``: the global one), created the first time
+that registry is asked for: a manager may build the controller more than once on one registry
+(a sharded kcontrol-manager does whenever its shards change)."""

@@ -42,7 +42,7 @@ from kcontrol.informers import (
 )
 from kcontrol.logging import get_logger
 
-from ._metrics import TTLAfterFinishedMetrics
+from ._metrics import metrics_for
 from ._names import DEFAULT_WORKERS, NAME, QUEUE_NAME
 from ._ttl import Expiry, needs_cleanup, time_left
 
@@ -107,7 +107,7 @@ class TTLAfterFinishedController:
                 registry=registry,
             )
         )
-        self.metrics = TTLAfterFinishedMetrics(registry)
+        self.metrics = metrics_for(registry)
         job_informer.add_event_handler(
             ResourceEventHandlerFuncs(add_func=self.add_job, update_func=self.update_job)
         )

@@ -6,7 +6,9 @@ from __future__ import annotations
 
 from prometheus_client import REGISTRY, CollectorRegistry, Histogram
 
-__all__ = ["DELETION_DURATION_BUCKETS", "TTLAfterFinishedMetrics"]
+from kcontrol.controller import PerRegistry
+
+__all__ = ["DELETION_DURATION_BUCKETS", "TTLAfterFinishedMetrics", "metrics_for"]
 
 DELETION_DURATION_BUCKETS = tuple(0.1 * 2**i for i in range(14))
 """Upstream's ``ExponentialBuckets(0.1, 2, 14)``: 100 ms up to about 27 minutes."""
@@ -29,3 +31,9 @@ class TTLAfterFinishedMetrics:
 
     def observe_deletion(self, seconds_since_expiry: float) -> None:
         self.job_deletion_duration.observe(seconds_since_expiry)
+
+
+metrics_for = PerRegistry(TTLAfterFinishedMetrics).get
+"""The controller's metrics on a registry (``None``: the global one), created the first time
+that registry is asked for: a manager may build the controller more than once on one registry
+(a sharded kcontrol-manager does whenever its shards change)."""

@@ -8,8 +8,12 @@
 - :class:`ControllerRefManager` claims (adopts and releases) the objects a controller owns.
 - :class:`ControllerExpectations` / :class:`UIDTrackingControllerExpectations` hold a sync
   back until the creations and deletions it asked for have been observed.
+- :class:`PerRegistry` creates a controller's own metric families once per Prometheus
+  registry: a manager may build its controllers more than once on one registry (a sharded
+  kcontrol-manager does, whenever the shards it holds change).
 """
 
+from kcontrol._registry import PerRegistry
 from kcontrol.controller._expectations import (
     EXPECTATIONS_TIMEOUT,
     ControlleeExpectations,
@@ -47,6 +51,7 @@ __all__ = [
     "ControllerExpectations",
     "ControllerOptions",
     "ControllerRefManager",
+    "PerRegistry",
     "Result",
     "SyncFunc",
     "UIDTrackingControllerExpectations",

@@ -29,6 +29,7 @@ from collections.abc import Iterable
 
 from prometheus_client import CollectorRegistry, Counter, Gauge
 
+from kcontrol._registry import PerRegistry
 from kcontrol.client import (
     HASH_SPACE,
     LEASES,
@@ -53,6 +54,34 @@ _NAMESPACE_CACHE = 100_000
 """How many namespaces' shard indexes :meth:`ShardSet.allows` remembers (then it starts over)."""
 
 
+class _Families:
+    def __init__(self, registry: CollectorRegistry) -> None:
+        self.shards = Gauge(
+            "kcontrol_manager_shards", "The shards the namespaces are cut into.", registry=registry
+        )
+        self.held = Gauge(
+            "kcontrol_manager_shard_held",
+            "1 for each shard this replica holds and runs controllers over, else 0.",
+            ["shard"],
+            registry=registry,
+        )
+        self.filtering = Gauge(
+            "kcontrol_manager_shard_filtering",
+            "1 for how objects are split: 'server' (the API server's shard selector) or "
+            "'client' (every object arrives, the informers keep their shards').",
+            ["mode"],
+            registry=registry,
+        )
+        self.rebuilds = Counter(
+            "kcontrol_manager_shard_rebuilds",
+            "How often the controllers were built anew for a changed set of shards.",
+            registry=registry,
+        )
+
+
+_families = PerRegistry(_Families).get
+
+
 class ShardSet:
     """The shards of ``count`` this replica holds (module docstring). ``registry`` receives
     ``kcontrol_manager_shards``, ``kcontrol_manager_shard_held{shard}``,
@@ -74,30 +103,13 @@ class ShardSet:
         self.filtering: str | None = None
         """``server`` (the API server sends each shard only), ``client`` (it sends all, the
         informers filter) or ``None`` before the first check."""
-        registry = registry if registry is not None else CollectorRegistry()
-        Gauge(
-            "kcontrol_manager_shards", "The shards the namespaces are cut into.", registry=registry
-        ).set(count)
-        self._held_metric = Gauge(
-            "kcontrol_manager_shard_held",
-            "1 for each shard this replica holds and runs controllers over, else 0.",
-            ["shard"],
-            registry=registry,
-        )
+        families = _families(registry if registry is not None else CollectorRegistry())
+        families.shards.set(count)
+        self._held_metric = families.held
         for index in range(count):
             self._held_metric.labels(str(index)).set(0)
-        self._filtering_metric = Gauge(
-            "kcontrol_manager_shard_filtering",
-            "1 for how objects are split: 'server' (the API server's shard selector) or "
-            "'client' (every object arrives, the informers keep their shards').",
-            ["mode"],
-            registry=registry,
-        )
-        self._rebuilds = Counter(
-            "kcontrol_manager_shard_rebuilds",
-            "How often the controllers were built anew for a changed set of shards.",
-            registry=registry,
-        )
+        self._filtering_metric = families.filtering
+        self._rebuilds = families.rebuilds
 
     # -- the write gate ----------------------------------------------------------------------
 

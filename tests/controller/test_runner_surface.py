@@ -13,6 +13,7 @@ from kcontrol.manager import main
 SURFACES = {
     "kcontrol.controller": {
         "EXPECTATIONS_TIMEOUT",
+        "PerRegistry",
         "RECONCILE_TIME_BUCKETS",
         "CanAdopt",
         "CannotAdopt",
