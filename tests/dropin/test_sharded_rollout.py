@@ -22,8 +22,9 @@ import asyncio
 import signal
 import uuid
 from collections.abc import Iterator
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import aiohttp
 import pytest
@@ -126,9 +127,10 @@ def outside_holds(
     not received while the latest write of the namespace's shard Lease was the writer's own,
     naming itself, less than a lease duration before (module docstring)."""
     lease_writes: dict[int, list[AuditEvent]] = {k: [] for k in range(SHARDS)}
+    index_of = {shard_lease_name(lease, k, SHARDS): k for k in range(SHARDS)}
     for event in successful_writes(events):
-        if event.resource == "leases" and event.name.startswith(f"{lease}-shard-"):
-            lease_writes[int(event.name.rsplit("-", 1)[1])].append(event)
+        if event.resource == "leases" and event.name in index_of:
+            lease_writes[index_of[event.name]].append(event)
     for writes in lease_writes.values():
         writes.sort(key=lambda e: e.completed)
     found = []
@@ -278,3 +280,53 @@ async def test_three_sharded_replicas_split_roll_out_and_survive_a_kill_and_a_st
     assert len(rs_creates) == 2 * len(deployments), describe(rs_creates, limit=50)
     assert rs_deletes == [], describe(rs_deletes)
     assert len(pod_creates) == 2 * len(deployments) * REPLICAS, len(pod_creates)
+
+
+def test_the_audit_check_flags_writes_outside_the_writers_hold(tmp_path: Path) -> None:
+    """The check itself, on a made-up audit log: a's write while a renews its shard passes;
+    a's write after b acquired the shard, after a released it, or long after a's last
+    renewal is flagged; so is a write to a shard whose Lease a never wrote."""
+
+    class Writer:
+        def __init__(self, identity: str) -> None:
+            self.identity = identity
+            self.user_agent = f"kcontrol-manager/{identity}"
+
+    def at(seconds: float) -> datetime:
+        return datetime(2026, 1, 1, tzinfo=UTC) + timedelta(seconds=seconds)
+
+    def event(
+        verb: str, resource: str, ns: str, name: str, who: str, t: float, **kw: Any
+    ) -> AuditEvent:
+        return AuditEvent(
+            verb=verb,
+            resource=resource,
+            subresource="",
+            namespace=ns,
+            name=name,
+            user_agent=f"kcontrol-manager/{who}/deployment-controller",
+            username="admin",
+            code=200,
+            received=at(t),
+            completed=at(t),
+            **kw,
+        )
+
+    ns = next(f"ns-{i}" for i in range(100) if shard_of(f"ns-{i}", SHARDS) == 0)
+    other = next(f"ns-{i}" for i in range(100) if shard_of(f"ns-{i}", SHARDS) == 1)
+    shard0 = shard_lease_name("l", 0, SHARDS)
+    log = [
+        event("update", "leases", "leases", shard0, "a", 0.0, holder="a"),
+        event("create", "pods", ns, "ok", "a", 1.0),
+        event("update", "leases", "leases", shard0, "a", 2.0, holder=""),  # released
+        event("create", "pods", ns, "after-release", "a", 2.5),
+        event("update", "leases", "leases", shard0, "b", 3.0, holder="b"),
+        event("create", "pods", ns, "after-b", "a", 3.5),
+        event("create", "pods", ns, "late", "b", 3.0 + LEASE_DURATION + 0.1),
+        event("create", "pods", other, "never-held", "a", 4.0),
+    ]
+    found = outside_holds(log, [Writer("a"), Writer("b")], "l")  # type: ignore[list-item]
+    flagged = sorted(line.split(" ", 3)[3].split(" ", 1)[0] for line in found)
+    assert flagged == sorted(
+        [f"{ns}/after-release", f"{ns}/after-b", f"{ns}/late", f"{other}/never-held"]
+    ), found
