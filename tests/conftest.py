@@ -66,7 +66,7 @@ def control_plane() -> Iterator[ControlPlane]:
 def sharding_plane() -> Iterator[ControlPlane]:
     """A second etcd + kube-apiserver for the session, with the ShardedListAndWatch feature
     gate (v1.36, alpha) on: lists and watches honour shard selectors. Started on first use."""
-    plane = ControlPlane(extra_apiserver_args=["--feature-gates=ShardedListAndWatch=true"])
+    plane = ControlPlane(feature_gates={"ShardedListAndWatch": True})
     asyncio.run(plane.start())
     try:
         yield plane

@@ -27,7 +27,15 @@ from kcontrol.manager._options import OptionsError, parse_args, uvloop_installed
 if TYPE_CHECKING:
     from kcontrol.manager._manager import Manager
 
-__all__ = ["EXIT_FAILED", "EXIT_OK", "EXIT_USAGE", "run_manager", "run_on_loop", "serve"]
+__all__ = [
+    "EXIT_FAILED",
+    "EXIT_OK",
+    "EXIT_USAGE",
+    "quiet_tls_teardown",
+    "run_manager",
+    "run_on_loop",
+    "serve",
+]
 
 _log = get_logger(__name__)
 
@@ -81,6 +89,7 @@ def run_on_loop(main: Coroutine[Any, Any, int], event_loop: str) -> int:
 async def serve(manager: Manager) -> int:
     """Run ``manager`` until SIGTERM/SIGINT (a graceful stop) or failure; the exit status."""
     loop = asyncio.get_running_loop()
+    loop.set_exception_handler(quiet_tls_teardown)
     stop_signals = (signal.SIGTERM, signal.SIGINT)
     for signum in stop_signals:
         loop.add_signal_handler(signum, _on_signal, manager, signum)
@@ -111,6 +120,23 @@ async def serve(manager: Manager) -> int:
             loop.remove_signal_handler(signum)
     _log.error("exiting: the manager stopped unexpectedly")
     return EXIT_FAILED
+
+
+def quiet_tls_teardown(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+    """The loop's exception handler: as the default one, except for one report of uvloop's
+    TLS transport (MagicStack/uvloop#471 and kin) - "Fatal error on SSL protocol" with "the
+    handler is closed" - which comes when a connection this process closed on purpose (a
+    cancelled request, a stop) still had bytes from the peer to process. Nothing failed: it
+    is logged at debug level, without a traceback, instead of as an error."""
+    error = context.get("exception")
+    if (
+        str(context.get("message", "")).startswith("Fatal error on SSL protocol")
+        and isinstance(error, RuntimeError)
+        and "the handler is closed" in str(error)
+    ):
+        _log.debug("a TLS connection closed here was still receiving", error=str(error))
+        return
+    loop.default_exception_handler(context)
 
 
 def _report_failure(error: BaseException) -> None:

@@ -59,7 +59,7 @@ import json
 import signal
 import sys
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -111,7 +111,8 @@ class Cluster(ControlPlane):
       ``kwok.kcontrol.io/ready-delay`` annotation).
     - ``controllers``: kube-controller-manager's ``--controllers`` list.
     - ``extra_args``: more flags per component name (``{KUBE_CONTROLLER_MANAGER: [...]}``), after
-      the defaults, so a later flag wins; ``extra_apiserver_args`` as for the control plane.
+      the defaults, so a later flag wins; ``extra_apiserver_args`` and ``feature_gates`` as for
+      the control plane.
     - ``crds``: CustomResourceDefinitions installed once the apiserver is up, before the other
       components start (see :class:`~kcontrol.testing.envtest.ControlPlane`).
 
@@ -128,9 +129,13 @@ class Cluster(ControlPlane):
         extra_apiserver_args: Sequence[str] = (),
         start_timeout: float = 90.0,
         crds: CRDSource | Iterable[CRDSource] = (),
+        feature_gates: Mapping[str, bool] | None = None,
     ) -> None:
         super().__init__(
-            extra_apiserver_args=extra_apiserver_args, start_timeout=start_timeout, crds=crds
+            extra_apiserver_args=extra_apiserver_args,
+            start_timeout=start_timeout,
+            crds=crds,
+            feature_gates=feature_gates,
         )
         unknown = set(extra_args or {}) - set(COMPONENTS)
         if unknown:

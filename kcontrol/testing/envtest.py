@@ -55,7 +55,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Self
@@ -175,6 +175,8 @@ class _Process:
 class ControlPlane:
     """etcd + kube-apiserver on free loopback ports; an async context manager.
 
+    ``feature_gates`` turn kube-apiserver's feature gates on or off
+    (``{"ShardedListAndWatch": True}``: shard selectors, v1.36 alpha).
     ``extra_apiserver_args`` are appended to kube-apiserver's command line (a later flag wins,
     e.g. ``["--min-request-timeout=5"]``). ``start_timeout`` bounds each component's start-up.
     ``crds`` (files, directories or dicts; see the module docstring) are read now and
@@ -188,8 +190,15 @@ class ControlPlane:
         start_timeout: float = 90.0,
         crds: CRDSource | Iterable[CRDSource] = (),
         crd_install_timeout: float = 30.0,
+        feature_gates: Mapping[str, bool] | None = None,
     ) -> None:
-        self.extra_apiserver_args = list(extra_apiserver_args)
+        gates = ",".join(
+            f"{k}={'true' if v else 'false'}" for k, v in (feature_gates or {}).items()
+        )
+        self.extra_apiserver_args = [
+            *([f"--feature-gates={gates}"] if gates else []),
+            *extra_apiserver_args,
+        ]
         self.start_timeout = start_timeout
         self.crds: list[Object] = load_crds(crds)
         self.crd_install_timeout = crd_install_timeout

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import uuid
 from collections.abc import AsyncIterator
 from typing import Any
@@ -24,41 +25,70 @@ WITHIN = 90.0
 """Seconds a convergence gets: generous, the machine is shared and noisy."""
 
 
+SHARDS = int(os.environ.get("KCONTROL_TEST_SHARDS", "1"))
+"""How many sharded replicas :func:`running_manager` runs by default (``KCONTROL_TEST_SHARDS``;
+1: one manager without leader election, as the tests are written)."""
+
+
 @contextlib.asynccontextmanager
 async def running_manager(
-    cluster: Cluster, *specs: ControllerSpec, **overrides: Any
+    cluster: Cluster, *specs: ControllerSpec, shards: int | None = None, **overrides: Any
 ) -> AsyncIterator[Manager]:
     """A :class:`Manager` running ``specs`` (each, enabled by default or not) against
     ``cluster`` until the block ends.
 
     Unthrottled by default (``kube_api_qps=0``); ``overrides`` are :class:`ManagerOptions`
-    fields. On exit the manager is shut down and awaited, so nothing it started outlives
-    the block.
+    fields. With ``shards`` above 1 (default :data:`SHARDS`), that many managers run, as
+    replicas of ``kcontrol-manager --shards=<shards>`` electing in kube-system with a 4 s
+    lease, and the first is yielded: the test's namespace falls in one shard, which one of
+    them holds. On exit every manager is shut down and awaited, so nothing it started
+    outlives the block.
     """
+    count = SHARDS if shards is None else shards
+    identity = f"test-{uuid.uuid4().hex[:6]}"
     values: dict[str, Any] = {
         "kubeconfig": str(cluster.kubeconfig_path),
         "leader_elect": False,
-        "leader_elect_identity": f"test-{uuid.uuid4().hex[:6]}",
+        "leader_elect_identity": identity,
         "metrics_port": 0,
         "secure_port": 0,
         "kube_api_qps": 0.0,
         # The specs given, enabled by default or not (the batch controllers are not yet).
         "controllers": tuple(spec.name for spec in specs),
-        **overrides,
     }
-    manager = Manager(
-        ManagerOptions(**values),
-        ControllerRegistry(specs),
-        registry=CollectorRegistry(),
-        freeze_gc_after_sync=False,
-    )
-    task = asyncio.create_task(manager.run())
+    if count > 1:
+        values.update(
+            leader_elect=True,
+            shards=count,
+            leader_elect_resource_namespace="kube-system",
+            leader_elect_resource_name=f"{identity}-shards",
+            leader_elect_lease_duration=4.0,
+            leader_elect_renew_deadline=3.0,
+            leader_elect_retry_period=0.5,
+        )
+    values.update(overrides)
+    managers = [
+        Manager(
+            ManagerOptions(
+                **{**values, "leader_elect_identity": f"{values['leader_elect_identity']}-{i}"}
+                if count > 1
+                else values
+            ),
+            ControllerRegistry(specs),
+            registry=CollectorRegistry(),
+            freeze_gc_after_sync=False,
+        )
+        for i in range(count)
+    ]
+    tasks = [asyncio.create_task(manager.run()) for manager in managers]
     try:
-        yield manager
+        yield managers[0]
     finally:
-        manager.shutdown()
-        with contextlib.suppress(asyncio.CancelledError):
-            await task
+        for manager in managers:
+            manager.shutdown()
+        for task in tasks:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
 
 
 @contextlib.asynccontextmanager

@@ -22,11 +22,17 @@ async def client(cluster: Cluster) -> AsyncIterator[ApiClient]:
         yield api
 
 
-@pytest.fixture
-async def controllers(cluster: Cluster, cluster_namespace: str) -> AsyncIterator[Manager]:
-    """kcontrol's Deployment and ReplicaSet controllers, in this process, for one test.
+@pytest.fixture(params=[1, 3], ids=["single", "3-shards"])
+async def controllers(
+    cluster: Cluster, cluster_namespace: str, request: pytest.FixtureRequest
+) -> AsyncIterator[Manager]:
+    """kcontrol's Deployment and ReplicaSet controllers, in this process, for one test: once
+    as one manager, once as three sharded replicas (``kcontrol-manager --shards=3``, issue
+    24), the test's namespace in the shard of one of them.
 
     Depends on ``cluster_namespace`` so that they stop before the namespace is deleted.
     """
-    async with running_manager(cluster, DEPLOYMENT_SPEC, REPLICASET_SPEC) as manager:
+    async with running_manager(
+        cluster, DEPLOYMENT_SPEC, REPLICASET_SPEC, shards=request.param
+    ) as manager:
         yield manager
