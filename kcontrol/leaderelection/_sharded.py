@@ -223,8 +223,8 @@ class ShardedElection:
         if winner is not None:
             if not self._excluded:
                 self._log.warning(
-                    "replicas with fewer shards hold Leases of this election: giving every "
-                    "shard back, taking none until they let go",
+                    "a single leader or replicas with fewer shards hold Leases of this "
+                    "election: giving every shard back, taking none until they let go",
                     holders=winner,
                 )
             self._excluded = True
