@@ -658,7 +658,9 @@ class Bench:
             rr.shards_held = held
 
     async def _wait_gone(self, client: ApiClient, namespaces: list[str]) -> None:
-        deadline = time.monotonic() + 600
+        """Until the namespaces are gone (KCM's namespace controller empties them), at most
+        three minutes: the next configuration starts on a quiet cluster, or nearly."""
+        deadline = time.monotonic() + 180
         for ns in namespaces:
             while time.monotonic() < deadline:
                 try:
