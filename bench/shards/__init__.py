@@ -9,7 +9,10 @@ kube-controller-manager without its deployment and replicaset controllers, kwok 
 enough for twice the pods, Ready ``--pod-ready-delay`` after start). Then, per
 configuration ``RxS`` of ``--configs`` (``x`` marks the faults, e.g. ``3x6!``):
 
-1. ``--namespaces`` fresh namespaces, their ServiceAccounts waited for;
+1. ``--namespaces`` fresh namespaces, ``s000-<tag>``, ``s001-<tag>``, ... (the number first:
+   FNV-1a hardly mixes a name's last bytes into the top bits the shard ranges cut, so
+   ``<tag>-000`` ... ``<tag>-199`` would all fall into one shard), their ServiceAccounts
+   waited for;
 2. ``R`` processes ``kcontrol-manager --controllers=deployment-controller,replicaset-controller
    --shards=S --kube-api-qps=0`` electing in kube-system (Lease ``bench-shards``), ready once
    each answers ``/readyz`` and every shard is held;
