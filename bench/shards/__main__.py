@@ -29,7 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # python bench/sha
 import bench.shards
 from bench._process import load_average, proc_cpu, proc_status_kb
 from bench._results import command_line, machine_facts, write_results
-from bench.rollout import TEMPLATE_PATCH, free_port, is_complete
+from bench.rollout import TEMPLATE_PATCH, _timestamp, free_port, is_complete
 from kcontrol.client import (
     DEPLOYMENTS,
     LEASES,
@@ -300,10 +300,6 @@ def read_audit(path: Path, start: int) -> list[Write]:
                 )
             )
     return writes
-
-
-def _timestamp(text: str) -> float:
-    return datetime.datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
 
 
 def _by(write: Write, replica: Replica) -> bool:
