@@ -35,14 +35,25 @@ async def running_manager(
     cluster: Cluster, *specs: ControllerSpec, shards: int | None = None, **overrides: Any
 ) -> AsyncIterator[Manager]:
     """A :class:`Manager` running ``specs`` (each, enabled by default or not) against
-    ``cluster`` until the block ends.
+    ``cluster`` until the block ends: the first of :func:`running_managers` (the same
+    arguments). With shards, the test's namespace falls in one shard, which any of the
+    replicas may hold: a test that reads a manager's metrics or writes needs them all."""
+    async with running_managers(cluster, *specs, shards=shards, **overrides) as managers:
+        yield managers[0]
+
+
+@contextlib.asynccontextmanager
+async def running_managers(
+    cluster: Cluster, *specs: ControllerSpec, shards: int | None = None, **overrides: Any
+) -> AsyncIterator[list[Manager]]:
+    """Managers running ``specs`` (each, enabled by default or not) against ``cluster`` until
+    the block ends.
 
     Unthrottled by default (``kube_api_qps=0``); ``overrides`` are :class:`ManagerOptions`
-    fields. With ``shards`` above 1 (default :data:`SHARDS`), that many managers run, as
-    replicas of ``kcontrol-manager --shards=<shards>`` electing in kube-system with a 4 s
-    lease, and the first is yielded: the test's namespace falls in one shard, which one of
-    them holds. On exit every manager is shut down and awaited, so nothing it started
-    outlives the block.
+    fields. One manager without leader election, or, with ``shards`` above 1 (default
+    :data:`SHARDS`), that many, as replicas of ``kcontrol-manager --shards=<shards>``
+    electing in kube-system with a 4 s lease (identities ``<identity>-<i>``). On exit every
+    manager is shut down and awaited, so nothing it started outlives the block.
     """
     count = SHARDS if shards is None else shards
     identity = f"test-{uuid.uuid4().hex[:6]}"
@@ -82,7 +93,7 @@ async def running_manager(
     ]
     tasks = [asyncio.create_task(manager.run()) for manager in managers]
     try:
-        yield managers[0]
+        yield managers
     finally:
         for manager in managers:
             manager.shutdown()

@@ -19,7 +19,9 @@ kind                      count  state at the switch
 ========================  =====  ===========================================================
 
 KCM (all its controllers) creates them and brings them there; its deployment and replicaset
-controllers stop; kcontrol's start (in process, as kcontrol-manager runs them). Checked
+controllers stop; kcontrol's start (in process, as kcontrol-manager runs them: one manager, or
+three replicas of ``kcontrol-manager --shards=3`` - issue 24 - which share the shards as they
+come up, so the namespace's shard may change hands while they sync). Checked
 across the switch, from a snapshot just before the old controllers stop to one after the new
 ones have synced (a sentinel Deployment elsewhere has completed, every Deployment and
 ReplicaSet key has gone through kcontrol's queues) and the namespace has been quiet:
@@ -42,7 +44,8 @@ and roll once more.
 
 The namespace is the takeover's whole world: writes are read from the apiserver's audit log
 (:mod:`tests.dropin.dropin_helpers`), where KCM's controllers and kcontrol-manager are told
-apart by user agent.
+apart by user agent. The module's apiserver serves shard selectors (feature gate
+ShardedListAndWatch), so the sharded replicas' caches hold their shards only.
 """
 
 from __future__ import annotations
@@ -50,7 +53,7 @@ from __future__ import annotations
 import contextlib
 import time
 import uuid
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -72,7 +75,7 @@ from tests.controllers.cluster_helpers import (
     condition,
     deployment,
     is_ready,
-    running_manager,
+    running_managers,
 )
 from tests.dropin.dropin_helpers import (
     KCM_DEPLOYMENT_AGENT,
@@ -83,6 +86,7 @@ from tests.dropin.dropin_helpers import (
     kcontrol_agent,
     read_audit_log,
     sent_by,
+    start_audited_cluster,
     successful_writes,
 )
 from tests.integration.helpers import poll
@@ -113,6 +117,19 @@ RS_ANNOTATIONS = (
     "deployment.kubernetes.io/desired-replicas",
     "deployment.kubernetes.io/max-replicas",
 )
+
+
+@pytest.fixture(scope="module")
+def audited(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Cluster, Path]]:
+    """This module's cluster (audited), its apiserver filtering by shard."""
+    cluster, log = start_audited_cluster(
+        tmp_path_factory.mktemp("audit"),
+        extra_apiserver_args=["--feature-gates=ShardedListAndWatch=true"],
+    )
+    try:
+        yield cluster, log
+    finally:
+        cluster.stop()
 
 
 @pytest.fixture
@@ -333,19 +350,21 @@ async def wait_quiet(client: ApiClient, namespace: str) -> State:
 
 
 class Controllers:
-    """Whose deployment and replicaset controllers run: KCM's or kcontrol's (in process)."""
+    """Whose deployment and replicaset controllers run: KCM's or kcontrol's (in process, one
+    manager or ``shards`` replicas of a sharded one)."""
 
-    def __init__(self, cluster: Cluster) -> None:
+    def __init__(self, cluster: Cluster, shards: int) -> None:
         self.cluster = cluster
+        self.shards = shards
         self._stack: contextlib.AsyncExitStack | None = None
-        self.manager: Manager | None = None
+        self.managers: list[Manager] = []
         self.name = "nobody"
 
     def wrote(self, event: AuditEvent) -> bool:
         """Whether the controllers running now sent this request."""
         agent = event.user_agent
-        if self.manager is not None:
-            return sent_by(event, kcontrol_agent(self.manager.identity))
+        if self.managers:
+            return any(sent_by(event, kcontrol_agent(m.identity)) for m in self.managers)
         return agent.startswith("kube-controller-manager/") and agent.endswith(
             (KCM_DEPLOYMENT_AGENT, KCM_REPLICASET_AGENT)
         )
@@ -360,15 +379,21 @@ class Controllers:
 
     async def start_kcontrol(self) -> None:
         stack = contextlib.AsyncExitStack()
-        self.manager = await stack.enter_async_context(
-            running_manager(self.cluster, DEPLOYMENT_SPEC, REPLICASET_SPEC, **NO_SECURE_SERVING)
+        self.managers = await stack.enter_async_context(
+            running_managers(
+                self.cluster,
+                DEPLOYMENT_SPEC,
+                REPLICASET_SPEC,
+                shards=self.shards,
+                **NO_SECURE_SERVING,
+            )
         )
         self._stack = stack
-        self.name = "kcontrol"
+        self.name = "kcontrol" if self.shards == 1 else f"kcontrol ({self.shards} shards)"
 
     async def stop_kcontrol(self) -> None:
         if self._stack is not None:
-            stack, self._stack, self.manager = self._stack, None, None
+            stack, self._stack, self.managers = self._stack, None, []
             await stack.aclose()
         self.name = "nobody"
 
@@ -377,7 +402,8 @@ class Controllers:
     ) -> None:
         """Until the controllers are up and have synced: a new Deployment in the sentinel
         namespace completes, and (kcontrol) at least ``keys[queue]`` keys went through each
-        queue, now empty."""
+        queue, now empty in every replica that runs it (sharded, the namespaces fall in
+        shards any replica may hold, so the keys are counted over all of them)."""
         name = f"sentinel-{uuid.uuid4().hex[:6]}"
         await client.create(DEPLOYMENTS, deployment(name, 1), namespace=sentinel_namespace)
 
@@ -391,15 +417,19 @@ class Controllers:
             interval=0.3,
             message=f"{self.name} never completed the sentinel Deployment",
         )
-        if self.manager is None:
+        if not self.managers:
             return
-        registry = self.manager.registry
+        registries = [manager.registry for manager in self.managers]
 
         def drained() -> bool:
             for queue, count in keys.items():
-                adds = registry.get_sample_value("workqueue_adds_total", {"name": queue}) or 0
-                depth = registry.get_sample_value("workqueue_depth", {"name": queue})
-                if adds < count or depth != 0:
+                labels = {"name": queue}
+                adds = sum(
+                    r.get_sample_value("workqueue_adds_total", labels) or 0 for r in registries
+                )
+                depths = [r.get_sample_value("workqueue_depth", labels) for r in registries]
+                running = [depth for depth in depths if depth is not None]
+                if adds < count or not running or any(running):
                     return False
             return True
 
@@ -633,7 +663,9 @@ async def roll_once_more(
 
 
 @pytest.mark.timeout(900)
+@pytest.mark.parametrize("shards", [1, 3], ids=["single", "3-shards"])
 async def test_takeover_from_kcm_and_back_changes_nothing_and_rollouts_continue(
+    shards: int,
     cluster: Cluster,
     cluster_namespace: str,
     sentinel_namespace: str,
@@ -643,7 +675,7 @@ async def test_takeover_from_kcm_and_back_changes_nothing_and_rollouts_continue(
     ns = cluster_namespace
     tracked = tracked_deployments()
     assert len(tracked) == 20
-    controllers = Controllers(cluster)
+    controllers = Controllers(cluster, shards)
     try:
         await controllers.start_kcm()
         for t in tracked:
