@@ -251,6 +251,7 @@ class DeploymentController:
         replica_set = deleted_object(obj, "ReplicaSet")
         if replica_set is None:
             return
+        self._ctx.spent_replica_sets.forget(f"{namespace_of(replica_set)}/{name_of(replica_set)}")
         ref = get_controller_of(replica_set)
         if ref is None:
             return
@@ -359,8 +360,10 @@ class DeploymentController:
         except CacheBehindOwnWrite as behind:
             # The informer has yet to deliver our own last write; its event syncs again.
             _log.debug(
-                "deployment cache is behind the controller's own write",
+                "cache is behind the controller's own write",
                 key=key,
+                kind=behind.kind,
+                object=behind.key,
                 version=behind.version,
             )
             return None

@@ -16,9 +16,10 @@ Writes are the least they can be and never clobber other writers:
   the copy takes the resourceVersion the server answered, so a later write of the same sync
   is not refused for our own earlier one - upstream discards the answer and pays a 409 and a
   requeue instead.
-- A Deployment write preconditioned on a resourceVersion this controller has already written
-  over is not sent: the server would refuse it with 409 Conflict. That happens when a sync
-  runs on a cache that has not yet seen the controller's own last write; the sync stops with
+- A Deployment or ReplicaSet write preconditioned on a resourceVersion this controller has
+  already written over is not sent: the server would refuse it with 409 Conflict. That
+  happens when a sync runs on a cache that has not yet seen the controller's own last write
+  (of the Deployment, or of a ReplicaSet it scaled); the sync stops with
   :class:`CacheBehindOwnWrite` instead, and the informer's delivery of that write enqueues
   the Deployment again. (Upstream sends the write, gets the 409, and requeues with backoff.)
 - The status a sync ends with (the rollout's progress, or the counts after a scale) is not
@@ -61,24 +62,25 @@ __all__ = [
 
 
 class CacheBehindOwnWrite(KcontrolError):
-    """A Deployment write was not sent: the copy it was based on is older than this
-    controller's own last write of that Deployment, so the server would refuse it with 409
-    Conflict. Not an error of the sync: the informer has yet to deliver that write, and its
-    event enqueues the Deployment again."""
+    """A write was not sent: the copy of the Deployment or ReplicaSet it was based on is
+    older than this controller's own last write of that object, so the server would refuse
+    it with 409 Conflict. Not an error of the sync: the informer has yet to deliver that
+    write, and its event enqueues the Deployment again."""
 
-    def __init__(self, key: str, version: str) -> None:
+    def __init__(self, key: str, version: str, kind: str = "deployment") -> None:
         self.key = key
         self.version = version
+        self.kind = kind
         super().__init__(
-            f"deployment {key} at resourceVersion {version} is older than this "
+            f"{kind} {key} at resourceVersion {version} is older than this "
             "controller's own last write of it"
         )
 
 
 class SpentVersions:
-    """Per Deployment key, the resourceVersion its last successful write by this controller
-    was preconditioned on: a version the server has already moved past, so another write
-    preconditioned on it is certain to conflict. Belongs to one event loop."""
+    """Per object key (``namespace/name``), the resourceVersion its last successful write by
+    this controller was preconditioned on: a version the server has already moved past, so
+    another write preconditioned on it is certain to conflict. Belongs to one event loop."""
 
     __slots__ = ("_spent",)
 
@@ -97,7 +99,7 @@ class SpentVersions:
             self._spent[key] = version
 
     def forget(self, key: str) -> None:
-        """Drop ``key`` (its Deployment was deleted)."""
+        """Drop ``key`` (its object was deleted)."""
         self._spent.pop(key, None)
 
 
@@ -106,13 +108,15 @@ class SyncContext:
     """The collaborators of the sync steps: the API ``client``, the event ``recorder``
     (source ``deployment-controller``), the ReplicaSet lister (for re-reading a ReplicaSet
     after AlreadyExists), the ``clock`` whose wall time stamps conditions and measures
-    progress deadlines, and the versions this controller's Deployment writes have spent."""
+    progress deadlines, and the versions this controller's Deployment and ReplicaSet writes
+    have spent."""
 
     client: Client
     recorder: EventRecorder
     rs_lister: Lister
     clock: Clock
     spent: SpentVersions = field(default_factory=SpentVersions)
+    spent_replica_sets: SpentVersions = field(default_factory=SpentVersions)
     superseded: Callable[[str], bool] = field(default=lambda key: False)
     """Whether the Deployment of a key was queued again since its sync began."""
     deferred: set[str] = field(default_factory=set)
@@ -190,7 +194,13 @@ async def patch_replica_set(
     """Merge-patch the given fields of ``replica_set`` (as read) and return the server's
     answer. ``annotations`` is the full wanted set: only keys whose value differs from
     ``replica_set``'s are sent (a key missing from it is removed). The patch carries the
-    ReplicaSet's resourceVersion as a precondition."""
+    ReplicaSet's resourceVersion as a precondition; :class:`CacheBehindOwnWrite` is raised,
+    and nothing sent, when that version predates this controller's own last write of the
+    ReplicaSet. Conflict propagates."""
+    key = f"{namespace_of(replica_set)}/{name_of(replica_set)}"
+    version = str(meta(replica_set).get("resourceVersion") or "")
+    if ctx.spent_replica_sets.is_spent(key, version):
+        raise CacheBehindOwnWrite(key, version, "replicaset")
     metadata: dict[str, Any] = {"resourceVersion": meta(replica_set).get("resourceVersion")}
     body: dict[str, Any] = {"metadata": metadata}
     if annotations is not None:
@@ -208,13 +218,16 @@ async def patch_replica_set(
         spec["minReadySeconds"] = min_ready_seconds
     if spec:
         body["spec"] = spec
-    return await ctx.client.patch(
+    answer = await ctx.client.patch(
         REPLICASETS,
         name_of(replica_set),
         body,
         namespace=namespace_of(replica_set),
         patch_type=PatchType.MERGE,
     )
+    if str(meta(answer).get("resourceVersion") or "") != version:
+        ctx.spent_replica_sets.spend(key, version)
+    return answer
 
 
 async def delete_replica_set(ctx: SyncContext, replica_set: Mapping[str, Any]) -> None:

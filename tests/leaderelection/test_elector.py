@@ -29,23 +29,11 @@ from kcontrol.testing import FakeRecorder
 from kcontrol.testing._actions import Action
 from kcontrol.testing._fake import FakeClient
 
+from .clock_helpers import advance, settle
+
 NS = "kube-system"
 NAME = "kcm"
 LEASE_DURATION, RENEW_DEADLINE, RETRY_PERIOD = 10.0, 5.0, 1.0
-
-
-async def settle() -> None:
-    """Let every runnable task run until all are waiting on the clock again."""
-    for _ in range(40):
-        await asyncio.sleep(0)
-
-
-async def advance(clock: FakeClock, seconds: float, tick: float = 0.25) -> None:
-    """Move the fake clock forward in ticks, letting tasks run after each."""
-    end = clock.now() + seconds
-    while clock.now() < end - 1e-9:
-        clock.set_time(min(end, clock.now() + tick))
-        await settle()
 
 
 def lease_spec(client: FakeClient) -> dict[str, Any]:

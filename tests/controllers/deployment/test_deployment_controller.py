@@ -15,7 +15,7 @@ from deployment_fixtures import (
     pod_of,
 )
 
-from kcontrol.client import DEPLOYMENTS, REPLICASETS
+from kcontrol.client import DEPLOYMENTS, REPLICASETS, Object, Resource
 from kcontrol.errors import ClaimError, Conflict, Forbidden
 from kcontrol.informers import DeletedFinalStateUnknown
 from kcontrol.labels import Selector, selector_from_label_selector
@@ -210,6 +210,52 @@ async def test_no_write_over_the_controllers_own_last_write() -> None:
     f.dc.update_deployment(d, stored)
     assert await f.queued() == [key(d)]  # the event of the own write syncs it again
     assert await f.sync(d) is None  # on the current version: any write goes through
+
+
+async def test_no_replica_set_patch_over_the_controllers_own_last_scale() -> None:
+    """The same for a ReplicaSet: a sync on a cache that has not yet seen the controller's
+    own last scale of the ReplicaSet sends no patch the server would refuse with 409 (the
+    sync ends quietly), and the informer's event for that scale syncs the Deployment again,
+    which then scales it."""
+    f = Fixture()
+    (d,) = f.seed(new_deployment("foo", 1))
+
+    def deliver(resource: Resource) -> None:
+        for obj in f.client.tracker.list(resource, namespace=NAMESPACE)["items"]:
+            f.informers.for_resource(resource).indexer.update(copy.deepcopy(obj))
+
+    def scale_to(replicas: int) -> Object:
+        stored = f.client.tracker.get(DEPLOYMENTS, "foo", namespace=NAMESPACE)
+        stored["spec"]["replicas"] = replicas
+        f.client.tracker.update(DEPLOYMENTS, stored)
+        deliver(DEPLOYMENTS)
+        return f.client.tracker.get(DEPLOYMENTS, "foo", namespace=NAMESPACE)
+
+    assert await f.sync(d) is None  # creates the ReplicaSet
+    deliver(REPLICASETS)
+    d = scale_to(3)
+    f.client.clear_actions()
+    assert await f.sync(d) is None
+    assert "patch replicasets" in f.summary()  # scaled to 3; the cache has not seen it
+    (stale,) = f.informers.lister(REPLICASETS).list()
+    assert stale["spec"]["replicas"] == 1
+
+    d = scale_to(5)
+    f.client.clear_actions()
+    assert await f.sync(d) is None
+    assert [a for a in f.writes() if a.resource == REPLICASETS] == []
+    assert f.dc.controller.queue.num_requeues(key(d)) == 0
+
+    deliver(REPLICASETS)
+    (current,) = f.informers.lister(REPLICASETS).list()
+    f.dc.update_replica_set(stale, current)
+    assert await f.queued() == [key(d)]  # the event of the own scale syncs it again
+    deliver(DEPLOYMENTS)
+    f.client.clear_actions()
+    assert await f.sync(d) is None
+    assert "patch replicasets" in f.summary()
+    (scaled,) = f.client.tracker.list(REPLICASETS, namespace=NAMESPACE)["items"]
+    assert scaled["spec"]["replicas"] == 5
 
 
 async def test_a_status_the_next_sync_supersedes_is_not_written() -> None:
