@@ -95,7 +95,8 @@ files to the tables and the results (``--runs 0`` with ``--merge`` only renders 
 ``--profile DIR`` attaches py-spy to each kcontrol run and leaves its raw collapsed stacks
 in ``DIR/<run>.txt`` (``python -m bench.profile`` summarises them; KCM is never profiled).
 ``--json`` writes the medians and every run in ``bench/_results.py``'s format, for
-``bench/report.py``'s plots.
+``bench/report.py``'s plots. ``--kcm-gomaxprocs 1`` runs KCM on one core, as kcontrol's
+controllers run on one event loop: a diagnosis of a time gap, not a figure to quote.
 """
 
 from __future__ import annotations
@@ -428,6 +429,8 @@ class ControllerProcess:
         self.popen: subprocess.Popen[bytes] | None = None
         self.profile: Path | None = None
         """Where to write py-spy's collapsed stacks of a kcontrol run (set before start())."""
+        self.env: dict[str, str] | None = None
+        """The process's environment, if not this one's (set before start())."""
         self._spy: subprocess.Popen[bytes] | None = None
 
     @property
@@ -439,7 +442,11 @@ class ControllerProcess:
         """Start the process and wait (at most a minute) until it says it is ready."""
         with self.log.open("ab") as out:
             self.popen = subprocess.Popen(  # noqa: ASYNC220 - returns at once
-                self.argv, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT
+                self.argv,
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                env=self.env,
             )
         deadline = time.monotonic() + 60.0
         connector = aiohttp.TCPConnector(ssl=False)  # "are you up?" only
@@ -562,6 +569,8 @@ class Bench:
             controller = ControllerProcess(impl, self.cluster, limit, self.directory, tag)
             if self.args.profile:
                 controller.profile = Path(self.args.profile) / f"{tag}.txt"
+            if impl == KCM and self.args.kcm_gomaxprocs:
+                controller.env = {**os.environ, "GOMAXPROCS": str(self.args.kcm_gomaxprocs)}
             await controller.start()
             try:
                 await asyncio.sleep(SETTLE_SECONDS)
@@ -1029,6 +1038,14 @@ def main() -> None:
         "runs are not for quoting: the sampler shares the cores)",
     )
     parser.add_argument("--keep-logs", action="store_true")
+    parser.add_argument(
+        "--kcm-gomaxprocs",
+        type=int,
+        default=0,
+        help="run kube-controller-manager with GOMAXPROCS set to this (0: Go's default, every "
+        "core); 1 shows how much of a difference in time is KCM's second core (kcontrol's "
+        "controllers share one event loop) - a diagnosis, not how KCM runs",
+    )
     args = parser.parse_args()
     started = datetime.datetime.now(datetime.UTC)
     results = asyncio.run(main_async(args))
