@@ -390,6 +390,14 @@ def is_complete(d: dict[str, Any], generation: int) -> bool:
 # --------------------------------------------------------------------------- controllers
 
 
+def controller_env(impl: str, kcm_gomaxprocs: int) -> dict[str, str] | None:
+    """The environment of a controller process: this one's, with ``GOMAXPROCS`` set for
+    kube-controller-manager when ``kcm_gomaxprocs`` is not 0 (``--kcm-gomaxprocs``)."""
+    if impl != KCM or not kcm_gomaxprocs:
+        return None
+    return {**os.environ, "GOMAXPROCS": str(kcm_gomaxprocs)}
+
+
 class ControllerProcess:
     """The controller manager under test, as its own process with its log in ``directory``."""
 
@@ -569,8 +577,7 @@ class Bench:
             controller = ControllerProcess(impl, self.cluster, limit, self.directory, tag)
             if self.args.profile:
                 controller.profile = Path(self.args.profile) / f"{tag}.txt"
-            if impl == KCM and self.args.kcm_gomaxprocs:
-                controller.env = {**os.environ, "GOMAXPROCS": str(self.args.kcm_gomaxprocs)}
+            controller.env = controller_env(impl, self.args.kcm_gomaxprocs)
             await controller.start()
             try:
                 await asyncio.sleep(SETTLE_SECONDS)

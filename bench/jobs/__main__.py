@@ -54,6 +54,13 @@ def parser() -> argparse.ArgumentParser:
         "runs are not for quoting: the sampler shares the cores)",
     )
     p.add_argument("--keep-logs", action="store_true", help="keep each cluster's directory")
+    p.add_argument(
+        "--kcm-gomaxprocs",
+        type=int,
+        default=0,
+        help="run kube-controller-manager with GOMAXPROCS set to this (0: every core); 1 "
+        "shows how much of a time gap is KCM's second core - a diagnosis, not how KCM runs",
+    )
     return p
 
 

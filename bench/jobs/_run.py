@@ -28,6 +28,7 @@ from bench.rollout import (
     AUDIT_POLICY,
     ControllerProcess,
     Limit,
+    controller_env,
     read_audit,
     scrape_writes,
 )
@@ -174,6 +175,7 @@ class Bench:
             await self.cluster.wait_for_service_account(namespace)
             controller = ControllerProcess(impl, self.cluster, limit, self.directory, tag)
             controller.argv = controller_argv(controller.argv)
+            controller.env = controller_env(impl, self.args.kcm_gomaxprocs)
             if self.args.profile:
                 controller.profile = Path(self.args.profile) / f"{tag}.txt"
             await controller.start()
