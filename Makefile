@@ -24,7 +24,17 @@ $(VENV)/.installed: pyproject.toml
 assets:
 	hack/build-k8s.sh cluster >/dev/null
 
-bench-assets: assets
+# kcontrol-manager as the image installs it (the uvloop extra, none of the dev tools), for the
+# benchmarks' controller processes (bench/_process.py: kcontrol_manager). Editable, so it runs
+# the working tree.
+RUNTIME_VENV ?= .venv-runtime
+$(RUNTIME_VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(RUNTIME_VENV)
+	$(RUNTIME_VENV)/bin/python -m pip install -q --upgrade pip
+	$(RUNTIME_VENV)/bin/python -m pip install -q -e '.[uvloop]'
+	touch $@
+
+bench-assets: assets $(RUNTIME_VENV)/.installed
 
 lint: venv
 	$(BIN)/ruff check .
@@ -119,4 +129,4 @@ bench: venv bench-assets
 	$(BIN)/python -m bench.report --results $(BENCH_OUT) --out $(BENCH_OUT)/plots
 
 clean:
-	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache site
+	rm -rf $(VENV) $(RUNTIME_VENV) .mypy_cache .ruff_cache .pytest_cache site

@@ -128,7 +128,7 @@ import aiohttp
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # python bench/rollout.py
 
-from bench._process import load_average, proc_cpu, proc_status_kb
+from bench._process import kcontrol_manager, load_average, proc_cpu, proc_status_kb
 from bench._results import machine_facts, write_results
 from kcontrol.client import DEPLOYMENTS, NAMESPACES, ApiClient, PatchType, load_config
 from kcontrol.errors import NotFound
@@ -423,7 +423,7 @@ class ControllerProcess:
             self.metrics_url = f"https://127.0.0.1:{self.port}/metrics"
         else:
             self.argv = [
-                str(ROOT / ".venv" / "bin" / "kcontrol-manager"),
+                str(kcontrol_manager()),
                 f"--kubeconfig={kubeconfig}",
                 "--leader-elect=false",
                 f"--controllers={CONTROLLERS}",
@@ -1012,6 +1012,7 @@ def machine_notes(command: str) -> str:
             f"- Machine: {os.cpu_count()} CPUs, shared with other work; Python "
             f"{platform.python_version()}; Kubernetes {K8S_VERSION} binaries from "
             "hack/build-k8s.sh (apiserver, etcd, scheduler, kube-controller-manager), kwok v0.8.0",
+            f"- kcontrol-manager: `{kcontrol_manager().relative_to(ROOT)}`",
         ]
     )
 

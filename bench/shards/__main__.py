@@ -27,7 +27,7 @@ import aiohttp
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # python bench/shards ...
 
 import bench.shards
-from bench._process import load_average, proc_cpu, proc_status_kb
+from bench._process import kcontrol_manager, load_average, proc_cpu, proc_status_kb
 from bench._results import command_line, machine_facts, write_results
 from bench.rollout import TEMPLATE_PATCH, _timestamp, free_port, is_complete
 from kcontrol.client import (
@@ -137,7 +137,7 @@ class Replica:
         self.port = free_port()
         self.log = directory / f"{identity}.log"
         self.argv = [
-            str(ROOT / ".venv" / "bin" / "kcontrol-manager"),
+            str(kcontrol_manager()),
             f"--kubeconfig={cluster.kubeconfig_path}",
             "--controllers=deployment-controller,replicaset-controller",
             "--leader-elect=true",
