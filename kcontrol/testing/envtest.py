@@ -123,6 +123,29 @@ def _free_port() -> int:
         return port
 
 
+_PORT_ATTEMPTS = 3
+"""Times etcd and kube-apiserver are started on fresh ports when another process took a
+port between :func:`_free_port` and their own bind: the ports come from the ephemeral range,
+which every outgoing connection on a busy machine draws from too."""
+
+
+def _log_size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
+
+
+def _lost_port(log: Path, offset: int) -> bool:
+    """Whether the process logging to ``log`` (from ``offset``) failed to bind its port."""
+    try:
+        with log.open("rb") as out:
+            out.seek(offset)
+            return b"address already in use" in out.read()
+    except OSError:
+        return False
+
+
 def _tail(path: Path, lines: int = 40) -> str:
     try:
         return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
@@ -311,13 +334,8 @@ class ControlPlane:
         try:
             self._pki = write_pki(self._dir, ["127.0.0.1", "localhost"])
             self._write_tokens()
-            self.etcd_port, self.port = _free_port(), _free_port()
-            self._write_kubeconfig(self.kubeconfig_path, ADMIN)
-            self._etcd = self._etcd_process(etcd_bin)
-            self._etcd.start()
-            await self._wait_etcd()
-            self._apiserver = self._apiserver_process(apiserver_bin)
-            await self.start_apiserver()
+            await self._start_etcd(etcd_bin)
+            await self._start_first_apiserver(apiserver_bin)
             if self.crds:
                 await self.install_crds(self.crds)
         except BaseException:
@@ -466,6 +484,39 @@ class ControlPlane:
         # No controller manager runs here, so no namespace has a default ServiceAccount, which
         # the ServiceAccount admission plugin would require of every pod.
         return ["--disable-admission-plugins=ServiceAccount"]
+
+    async def _start_etcd(self, binary: Path) -> None:
+        """Start etcd on free ports; again on new ones (a fresh data dir) if a port was taken
+        before etcd bound it."""
+        for attempt in range(_PORT_ATTEMPTS):
+            self.etcd_port = _free_port()
+            self._etcd = self._etcd_process(binary)
+            offset = _log_size(self._etcd.log)
+            self._etcd.start()
+            try:
+                await self._wait_etcd()
+                return
+            except ControlPlaneError:
+                self._etcd.stop()
+                if attempt + 1 == _PORT_ATTEMPTS or not _lost_port(self._etcd.log, offset):
+                    raise
+                shutil.rmtree(self.directory / "etcd", ignore_errors=True)
+
+    async def _start_first_apiserver(self, binary: Path) -> None:
+        """Start kube-apiserver on a free port (written to the admin kubeconfig); again on
+        a new one if the port was taken before the apiserver bound it."""
+        for attempt in range(_PORT_ATTEMPTS):
+            self.port = _free_port()
+            self._write_kubeconfig(self.kubeconfig_path, ADMIN)
+            self._apiserver = self._apiserver_process(binary)
+            offset = _log_size(self.apiserver_log)
+            try:
+                await self.start_apiserver()
+                return
+            except ControlPlaneError:
+                self._apiserver.stop()
+                if attempt + 1 == _PORT_ATTEMPTS or not _lost_port(self.apiserver_log, offset):
+                    raise
 
     async def _wait_etcd(self) -> None:
         assert self._etcd is not None

@@ -6,12 +6,15 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import socket
 from pathlib import Path
 
 import pytest
 from kubernetes_asyncio import client, watch
 from kubernetes_asyncio.client.exceptions import ApiException
 
+import kcontrol.testing.envtest as envtest
+from kcontrol.client import NAMESPACES
 from kcontrol.testing.envtest import ControlPlane, ControlPlaneError, find_binary
 
 
@@ -121,3 +124,26 @@ async def test_exit_leaves_no_process_or_directory() -> None:
     for pid in pids:
         with pytest.raises(ProcessLookupError):
             os.kill(pid, 0)
+
+
+async def test_a_port_taken_before_the_apiserver_binds_it_is_replaced(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The ports come from the ephemeral range, which any connection on the machine may take
+    between the pick and the bind: kube-apiserver is started again on another port."""
+    taken = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    taken.bind(("127.0.0.1", 0))
+    taken.listen()
+    real = envtest._free_port
+    picks = iter([real(), real(), taken.getsockname()[1]])  # etcd, its peer, the apiserver
+    monkeypatch.setattr(envtest, "_free_port", lambda: next(picks, None) or real())
+    try:
+        async with ControlPlane(start_timeout=60) as plane:
+            assert plane.port != taken.getsockname()[1]
+            assert b"address already in use" in plane.apiserver_log.read_bytes()
+            assert f":{plane.port}" in plane.kubeconfig_path.read_text()
+            async with plane.admin_client() as api:
+                namespaces = await api.list(NAMESPACES)
+            assert "default" in [ns["metadata"]["name"] for ns in namespaces["items"]]
+    finally:
+        taken.close()
