@@ -133,18 +133,20 @@ def _carry_resource_version(target: MutableMapping[str, Any], answer: Mapping[st
         target.setdefault("metadata", {})["resourceVersion"] = version
 
 
-def _check_not_spent(ctx: SyncContext, deployment: Mapping[str, Any]) -> tuple[str, str]:
-    key = f"{namespace_of(deployment)}/{name_of(deployment)}"
-    version = str(meta(deployment).get("resourceVersion") or "")
-    if ctx.spent.is_spent(key, version):
-        raise CacheBehindOwnWrite(key, version)
+def _check_not_spent(
+    spent: SpentVersions, obj: Mapping[str, Any], kind: str = "deployment"
+) -> tuple[str, str]:
+    key = f"{namespace_of(obj)}/{name_of(obj)}"
+    version = str(meta(obj).get("resourceVersion") or "")
+    if spent.is_spent(key, version):
+        raise CacheBehindOwnWrite(key, version, kind)
     return key, version
 
 
-def _spend(ctx: SyncContext, key: str, version: str, answer: Mapping[str, Any]) -> None:
+def _spend(spent: SpentVersions, key: str, version: str, answer: Mapping[str, Any]) -> None:
     # A write that changed nothing leaves the object (and its resourceVersion) as it was.
     if str(meta(answer).get("resourceVersion") or "") != version:
-        ctx.spent.spend(key, version)
+        spent.spend(key, version)
 
 
 async def update_deployment_status(
@@ -153,9 +155,9 @@ async def update_deployment_status(
     """PUT ``deployment`` (the caller's copy) to its ``status`` subresource; the copy then
     carries the new resourceVersion. Conflict propagates; :class:`CacheBehindOwnWrite` is
     raised, and nothing sent, when the copy predates this controller's own last write."""
-    key, version = _check_not_spent(ctx, deployment)
+    key, version = _check_not_spent(ctx.spent, deployment)
     answer = await ctx.client.update_status(DEPLOYMENTS, deployment)
-    _spend(ctx, key, version, answer)
+    _spend(ctx.spent, key, version, answer)
     _carry_resource_version(deployment, answer)
     return answer
 
@@ -176,9 +178,9 @@ async def update_deployment(ctx: SyncContext, deployment: MutableMapping[str, An
     """PUT ``deployment`` (the caller's copy); the copy then carries the new
     resourceVersion. Conflict and :class:`CacheBehindOwnWrite` propagate as for
     :func:`update_deployment_status`."""
-    key, version = _check_not_spent(ctx, deployment)
+    key, version = _check_not_spent(ctx.spent, deployment)
     answer = await ctx.client.update(DEPLOYMENTS, deployment)
-    _spend(ctx, key, version, answer)
+    _spend(ctx.spent, key, version, answer)
     _carry_resource_version(deployment, answer)
     return answer
 
@@ -197,10 +199,7 @@ async def patch_replica_set(
     ReplicaSet's resourceVersion as a precondition; :class:`CacheBehindOwnWrite` is raised,
     and nothing sent, when that version predates this controller's own last write of the
     ReplicaSet. Conflict propagates."""
-    key = f"{namespace_of(replica_set)}/{name_of(replica_set)}"
-    version = str(meta(replica_set).get("resourceVersion") or "")
-    if ctx.spent_replica_sets.is_spent(key, version):
-        raise CacheBehindOwnWrite(key, version, "replicaset")
+    rs_key, version = _check_not_spent(ctx.spent_replica_sets, replica_set, "replicaset")
     metadata: dict[str, Any] = {"resourceVersion": meta(replica_set).get("resourceVersion")}
     body: dict[str, Any] = {"metadata": metadata}
     if annotations is not None:
@@ -225,8 +224,7 @@ async def patch_replica_set(
         namespace=namespace_of(replica_set),
         patch_type=PatchType.MERGE,
     )
-    if str(meta(answer).get("resourceVersion") or "") != version:
-        ctx.spent_replica_sets.spend(key, version)
+    _spend(ctx.spent_replica_sets, rs_key, version, answer)
     return answer
 
 
