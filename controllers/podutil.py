@@ -11,13 +11,16 @@ float seconds.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from kcontrol.client import Object, deep_copy
 from kcontrol.controller import get_controller_of
 from kcontrol.informers import Indexer, IndexFunc, SharedIndexInformer
 from kcontrol.labels import Selector
+from kcontrol.metatime import parse_time
+
+from .conditions import get_condition
 
 __all__ = [
     "POD_CONTROLLER_INDEX",
@@ -38,7 +41,6 @@ __all__ = [
     "is_pod_terminating",
     "new_controller_ref",
     "next_pod_availability_check",
-    "parse_time",
     "pod_controller_index_func",
     "pod_controller_index_key",
     "pod_from_template",
@@ -61,18 +63,6 @@ def _meta(obj: Mapping[str, Any]) -> Mapping[str, Any]:
 
 def _status(pod: Mapping[str, Any]) -> Mapping[str, Any]:
     return pod.get("status") or {}
-
-
-def parse_time(value: object) -> datetime | None:
-    """A ``metav1.Time`` (RFC 3339, e.g. ``2026-01-01T00:00:00Z``) as an aware datetime;
-    ``None`` for a missing or unparseable value (Go's zero time)."""
-    if not isinstance(value, str) or not value:
-        return None
-    try:
-        moment = datetime.fromisoformat(value)
-    except ValueError:
-        return None
-    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
 
 
 def pod_key(pod: Mapping[str, Any]) -> str:
@@ -116,10 +106,7 @@ def filter_terminating_pods(pods: Iterable[Object]) -> list[Object]:
 
 def get_pod_ready_condition(pod: Mapping[str, Any]) -> Mapping[str, Any] | None:
     """The first ``Ready`` entry of ``status.conditions``, or ``None``."""
-    for condition in _status(pod).get("conditions") or ():
-        if condition.get("type") == "Ready":
-            return condition  # type: ignore[no-any-return]
-    return None
+    return get_condition(_status(pod), "Ready")
 
 
 def is_pod_ready(pod: Mapping[str, Any]) -> bool:

@@ -22,8 +22,8 @@ joins), so it also ends a pause whose holder is stuck on an await.
 
 Pausing only defers work: the objects created meanwhile are all still in the youngest
 generation, and letting the collector find them by itself costs three passes over them
-(young, middle, then a full collection) at unpredictable moments - measured at 50,000 pods
-(``bench/informer/``) that put multi-second stalls into the first minute of watching.
+(young, middle, then a full collection) at unpredictable moments: stalls in the first minute
+of watching after a big sync (measured: docs/benchmarks.md).
 So a pause that a user ends asking to settle (an informer's sync) ends, when the last user
 leaves, with a single deliberate pass:
 
@@ -52,12 +52,14 @@ from kcontrol.clock import Clock, RealClock, TimerHandle
 __all__ = ["MAX_PAUSE", "SETTLE_MIN_OBJECTS", "GcPause", "gc_paused", "set_gc_freeze_after_sync"]
 
 SETTLE_MIN_OBJECTS = 100_000
-"""New GC-tracked objects (about 700 pods' worth) below which a pause ends without a full
-collection."""
+"""New GC-tracked objects below which a pause ends without a full collection: a small relist
+does not pay for a walk of the whole heap (the number of pods it stands for:
+docs/benchmarks.md)."""
 
 MAX_PAUSE = 10.0
-"""Longest the collector stays disabled in one go, in seconds (a 50,000-pod sync decodes and
-stores in about 3 s). A sync that takes longer loses part of the benefit, nothing else."""
+"""Longest the collector stays disabled in one go, in seconds: several times what a large
+informer sync takes to decode and store (docs/benchmarks.md). A sync that takes longer loses
+part of the benefit, nothing else."""
 
 _REAL_CLOCK = RealClock()
 

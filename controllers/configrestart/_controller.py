@@ -60,6 +60,7 @@ from kcontrol.informers import (
     wait_for_cache_sync,
 )
 from kcontrol.logging import get_logger
+from kcontrol.metatime import format_time
 
 from ._catalog import Catalog
 from ._changes import ChangeQueue
@@ -312,7 +313,7 @@ class ConfigRestartController:
             current={c: decision.checksums.get(c) for c in decision.restart_for},
             in_family=in_family,
         )
-        restart_at = self._clock.wall().strftime("%Y-%m-%dT%H:%M:%SZ") if decision.restart else None
+        restart_at = format_time(self._clock.wall()) if decision.restart else None
         body = patch_body(
             family,
             decision.checksums,

@@ -14,24 +14,20 @@ from typing import Any, Final
 
 from kcontrol.client import JOBS, Object, deep_copy
 from kcontrol.events import object_reference
+from kcontrol.metatime import parse_time
 
-from ..podutil import new_controller_ref, parse_time
+from ..podutil import new_controller_ref
 from ._times import load_location
 
 __all__ = [
     "API_VERSION",
-    "JOB_COMPLETE",
-    "JOB_FAILED",
     "KIND",
     "SCHEDULED_TIMESTAMP_ANNOTATION",
     "by_job_start_time",
     "delete_from_active_list",
-    "finished_condition",
     "format_rfc3339",
     "in_active_list",
     "in_active_list_by_name",
-    "is_job_finished",
-    "is_job_succeeded",
     "job_from_template",
     "job_name",
     "job_reference",
@@ -46,9 +42,6 @@ SCHEDULED_TIMESTAMP_ANNOTATION: Final = "batch.kubernetes.io/cronjob-scheduled-t
 """Set on each Job to the time it was scheduled for, RFC 3339 in the CronJob's time zone
 (``batchv1.CronJobScheduledTimestampAnnotation``)."""
 
-JOB_COMPLETE: Final = "Complete"
-JOB_FAILED: Final = "Failed"
-
 
 def _meta(obj: Mapping[str, Any]) -> Mapping[str, Any]:
     return obj.get("metadata") or {}
@@ -56,33 +49,6 @@ def _meta(obj: Mapping[str, Any]) -> Mapping[str, Any]:
 
 def _active(cron_job: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     return list((cron_job.get("status") or {}).get("active") or [])
-
-
-# -- finished Jobs (pkg/controller/job/util) -----------------------------------------------------
-
-
-def finished_condition(job: Mapping[str, Any]) -> str | None:
-    """The type of the Job's first ``Complete`` or ``Failed`` condition that is ``True``
-    (upstream ``FinishedCondition``), ``None`` while it runs."""
-    for condition in (job.get("status") or {}).get("conditions") or []:
-        kind = condition.get("type")
-        if kind in (JOB_COMPLETE, JOB_FAILED) and condition.get("status") == "True":
-            return str(kind)
-    return None
-
-
-def is_job_finished(job: Mapping[str, Any]) -> bool:
-    """True once the Job completed or failed (upstream ``IsJobFinished``)."""
-    return finished_condition(job) is not None
-
-
-def is_job_succeeded(job: Mapping[str, Any]) -> bool:
-    """True when the Job has a ``Complete`` condition that is ``True`` (upstream
-    ``IsJobSucceeded``), whatever comes before it."""
-    return any(
-        condition.get("type") == JOB_COMPLETE and condition.get("status") == "True"
-        for condition in (job.get("status") or {}).get("conditions") or []
-    )
 
 
 # -- the active list ------------------------------------------------------------------------------

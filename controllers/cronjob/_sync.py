@@ -48,19 +48,22 @@ from kcontrol.errors import AlreadyExists, NotFound, error_message, is_namespace
 from kcontrol.events import EVENT_TYPE_NORMAL, EVENT_TYPE_WARNING, EventRecorder
 from kcontrol.informers import Lister, split_meta_namespace_key
 from kcontrol.logging import get_logger
+from kcontrol.metatime import parse_time
 
-from ..podutil import is_controlled_by, parse_time
-from ._jobs import (
+from ..jobutil import (
     JOB_COMPLETE,
     JOB_FAILED,
+    finished_condition_type,
+    is_job_finished,
+    is_job_succeeded,
+)
+from ..podutil import is_controlled_by
+from ._jobs import (
     by_job_start_time,
     delete_from_active_list,
-    finished_condition,
     format_rfc3339,
     in_active_list,
     in_active_list_by_name,
-    is_job_finished,
-    is_job_succeeded,
     job_from_template,
     job_name,
     job_reference,
@@ -204,8 +207,8 @@ class CronJobSyncer:
         failed_limit = spec.get("failedJobsHistoryLimit")
         if successful_limit is None and failed_limit is None:
             return False
-        successful = [job for job in jobs if finished_condition(job) == JOB_COMPLETE]
-        failed = [job for job in jobs if finished_condition(job) == JOB_FAILED]
+        successful = [job for job in jobs if finished_condition_type(job) == JOB_COMPLETE]
+        failed = [job for job in jobs if finished_condition_type(job) == JOB_FAILED]
         update_status = False
         if successful_limit is not None and await self._remove_oldest_jobs(
             cron_job, successful, int(successful_limit)
@@ -307,7 +310,7 @@ class CronJobSyncer:
                 )
             elif finished:
                 if found:
-                    condition = finished_condition(job)
+                    condition = finished_condition_type(job)
                     delete_from_active_list(cron_job, uid)
                     self._recorder.eventf(
                         cron_job,

@@ -19,10 +19,9 @@ from datetime import UTC, datetime, timedelta, tzinfo
 from typing import Any, Final, Protocol
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from ..podutil import parse_time
+from kcontrol.metatime import ZERO_TIME, parse_time
 
 __all__ = [
-    "GO_ZERO_TIME",
     "NEXT_SCHEDULE_DELTA",
     "InvalidSchedule",
     "MissedSchedules",
@@ -39,9 +38,6 @@ __all__ = [
 NEXT_SCHEDULE_DELTA: Final = timedelta(milliseconds=100)
 """Upstream's ``nextScheduleDelta``: a requeue aims this long after the next activation, so
 that a clock a little behind (NTP) still finds the activation passed."""
-
-GO_ZERO_TIME: Final = datetime(1, 1, 1, tzinfo=UTC)
-"""Go's zero ``time.Time``: a missing ``metav1.Time``."""
 
 TOO_MANY_MISSED: Final = 100
 """More missed activations than this are *many* (upstream's "somewhat arbitrarily picked
@@ -165,7 +161,7 @@ def most_recent_schedule_time(
     more than 100 is :attr:`MissedSchedules.MANY`. Raises :class:`InvalidSchedule` when two
     activations are less than a second apart or there are none.
     """
-    earliest = parse_time(_meta(cron_job).get("creationTimestamp")) or GO_ZERO_TIME
+    earliest = parse_time(_meta(cron_job).get("creationTimestamp")) or ZERO_TIME
     last = parse_time((cron_job.get("status") or {}).get("lastScheduleTime"))
     if last is not None:
         earliest = last

@@ -7,16 +7,22 @@ verbatim. Conditions are dicts as in the API (``type``, ``status``, ``lastUpdate
 precision, as ``metav1.Time`` serialises.
 
 The status functions work on a status dict the caller owns (a copy), like upstream's pointer
-arguments.
+arguments. Reading and removing a condition are the shared
+:func:`~kcontrol_controllers.conditions.get_condition` and
+:func:`~kcontrol_controllers.conditions.remove_condition`; setting one keeps the Deployment's
+own rule (:func:`set_condition`).
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping, MutableMapping
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Any, Final
 
+from kcontrol.metatime import ZERO_TIME, format_time, parse_time
+
+from .. import conditions
 from ._fields import generation, spec, spec_replicas, status, status_int
 
 __all__ = [
@@ -36,13 +42,9 @@ __all__ = [
     "deployment_complete",
     "deployment_progressing",
     "deployment_timed_out",
-    "format_time",
-    "get_condition",
     "has_progress_deadline",
     "new_condition",
-    "parse_time",
     "progress_deadline_seconds",
-    "remove_condition",
     "replica_set_to_deployment_condition",
     "seconds_until_deadline",
     "set_condition",
@@ -75,22 +77,6 @@ MINIMUM_REPLICAS_UNAVAILABLE: Final = "MinimumReplicasUnavailable"
 _INT32_MAX: Final = 2**31 - 1
 
 
-def format_time(moment: datetime) -> str:
-    """``metav1.Time`` serialisation: UTC, whole seconds, ``Z`` suffix."""
-    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def parse_time(value: object) -> datetime | None:
-    """An RFC 3339 time as an aware datetime; ``None`` if missing or malformed."""
-    if not isinstance(value, str) or not value:
-        return None
-    try:
-        moment = datetime.fromisoformat(value)
-    except ValueError:
-        return None
-    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
-
-
 def new_condition(
     condition_type: str, condition_status: str, reason: str, message: str, now: datetime
 ) -> dict[str, Any]:
@@ -106,50 +92,19 @@ def new_condition(
     }
 
 
-def get_condition(
-    deployment_status: Mapping[str, Any], condition_type: str
-) -> dict[str, Any] | None:
-    """The condition of ``condition_type`` in a status, or ``None``."""
-    for condition in deployment_status.get("conditions") or ():
-        if condition.get("type") == condition_type:
-            return condition  # type: ignore[no-any-return]
-    return None
-
-
 def set_condition(
     deployment_status: MutableMapping[str, Any], condition: Mapping[str, Any]
 ) -> None:
-    """Put ``condition`` into the status (which the caller owns), replacing the one of its type.
-
-    Nothing changes if a condition of that type already has the same status and reason. If
-    only the reason changes, the old ``lastTransitionTime`` is kept. The condition goes last.
+    """Put ``condition`` into the status (which the caller owns), replacing the one of its type
+    (upstream ``SetDeploymentCondition``): the shared
+    :func:`~kcontrol_controllers.conditions.set_condition` - nothing changes if a condition of
+    that type already has the same status and reason, the condition goes last - except that
+    when only the reason changes, the old ``lastTransitionTime`` is kept.
     """
-    current = get_condition(deployment_status, condition["type"])
-    if (
-        current is not None
-        and current.get("status") == condition.get("status")
-        and current.get("reason") == condition.get("reason")
-    ):
-        return
-    new = dict(condition)
+    current = conditions.get_condition(deployment_status, condition["type"])
     if current is not None and current.get("status") == condition.get("status"):
-        new["lastTransitionTime"] = current.get("lastTransitionTime")
-    others = [
-        c for c in deployment_status.get("conditions") or () if c.get("type") != condition["type"]
-    ]
-    deployment_status["conditions"] = [*others, new]
-
-
-def remove_condition(deployment_status: MutableMapping[str, Any], condition_type: str) -> None:
-    """Drop the condition of ``condition_type`` from the status (which the caller owns)."""
-    conditions = deployment_status.get("conditions")
-    if not conditions:
-        return
-    kept = [c for c in conditions if c.get("type") != condition_type]
-    if kept:
-        deployment_status["conditions"] = kept
-    else:
-        deployment_status.pop("conditions", None)
+        condition = {**condition, "lastTransitionTime": current.get("lastTransitionTime")}
+    conditions.set_condition(deployment_status, condition)
 
 
 def replica_set_to_deployment_condition(condition: Mapping[str, Any]) -> dict[str, Any]:
@@ -220,14 +175,14 @@ def deployment_timed_out(
     """
     if not has_progress_deadline(deployment):
         return False
-    condition = get_condition(new_status, PROGRESSING)
+    condition = conditions.get_condition(new_status, PROGRESSING)
     if condition is None:
         return False
     if condition.get("reason") == NEW_RS_AVAILABLE_REASON:
         return False
     if condition.get("reason") == TIMED_OUT_REASON:
         return True
-    since = parse_time(condition.get("lastUpdateTime")) or datetime.min.replace(tzinfo=UTC)
+    since = parse_time(condition.get("lastUpdateTime")) or ZERO_TIME
     deadline = progress_deadline_seconds(deployment) or 0
     return since + timedelta(seconds=deadline) < now
 
@@ -235,7 +190,7 @@ def deployment_timed_out(
 def seconds_until_deadline(deployment: Mapping[str, Any], now: datetime) -> float:
     """Seconds from ``now`` until the Deployment's progress deadline, counted from the
     ``lastUpdateTime`` of its current Progressing condition (``-inf`` without one)."""
-    condition = get_condition(status(deployment), PROGRESSING)
+    condition = conditions.get_condition(status(deployment), PROGRESSING)
     since = parse_time(condition.get("lastUpdateTime")) if condition else None
     deadline = progress_deadline_seconds(deployment)
     if since is None or deadline is None:

@@ -15,6 +15,7 @@ from typing import Any
 from kcontrol.client import Object
 from kcontrol.controller import Result
 
+from ..conditions import get_condition, remove_condition
 from ._conditions import (
     NEW_RS_AVAILABLE_REASON,
     PROGRESSING,
@@ -24,10 +25,8 @@ from ._conditions import (
     deployment_complete,
     deployment_progressing,
     deployment_timed_out,
-    get_condition,
     has_progress_deadline,
     new_condition,
-    remove_condition,
     replica_set_to_deployment_condition,
     seconds_until_deadline,
     set_condition,

@@ -25,6 +25,7 @@ from kcontrol.errors import (
 from kcontrol.events import EVENT_TYPE_NORMAL, EVENT_TYPE_WARNING
 from kcontrol.logging import get_logger
 
+from ..conditions import get_condition
 from ._annotations import (
     REVISION_ANNOTATION,
     get_desired_replicas_annotation,
@@ -38,7 +39,6 @@ from ._conditions import (
     PROGRESSING,
     RESUMED_DEPLOY_REASON,
     TIMED_OUT_REASON,
-    get_condition,
     has_progress_deadline,
     new_condition,
     set_condition,

@@ -12,10 +12,13 @@ resume.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, MutableSequence, Sequence
-from datetime import UTC, datetime
+from collections.abc import Mapping, MutableSequence
+from datetime import datetime
 from typing import Any, Final
 
+from kcontrol.metatime import format_time
+
+from ..conditions import get_condition
 from ._spec import status
 
 __all__ = [
@@ -37,9 +40,6 @@ __all__ = [
     "SUCCESS_POLICY",
     "SUSPENDED",
     "ensure_condition_status",
-    "find_condition",
-    "format_time",
-    "is_job_finished",
     "is_success_criteria_met",
     "new_condition",
     "success_criteria_met_condition",
@@ -69,11 +69,6 @@ COMPLETIONS_REACHED: Final = "CompletionsReached"
 COMPLETIONS_REACHED_MESSAGE: Final = "Reached expected number of succeeded pods"
 
 
-def format_time(moment: datetime) -> str:
-    """A ``metav1.Time`` as the API writes it (RFC 3339, seconds, UTC)."""
-    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
 def new_condition(
     condition_type: str, condition_status: str, reason: str, message: str, now: datetime
 ) -> dict[str, Any]:
@@ -91,16 +86,6 @@ def new_condition(
     if message:
         condition["message"] = message
     return condition
-
-
-def find_condition(
-    conditions: Sequence[Mapping[str, Any]], condition_type: str
-) -> Mapping[str, Any] | None:
-    """The first condition of ``condition_type``, or ``None``."""
-    for condition in conditions:
-        if condition.get("type") == condition_type:
-            return condition
-    return None
 
 
 def ensure_condition_status(
@@ -134,22 +119,10 @@ def ensure_condition_status(
     return False
 
 
-def _true(job: Mapping[str, Any], condition_type: str) -> Mapping[str, Any] | None:
-    for condition in status(job).get("conditions") or ():
-        if condition.get("type") == condition_type and condition.get("status") == "True":
-            return condition  # type: ignore[no-any-return]
-    return None
-
-
-def is_job_finished(job: Mapping[str, Any]) -> bool:
-    """Whether the Job has ``Complete=True`` or ``Failed=True``: nothing more will be done."""
-    return _true(job, COMPLETE) is not None or _true(job, FAILED) is not None
-
-
 def success_criteria_met_condition(job: Mapping[str, Any]) -> Mapping[str, Any] | None:
     """The Job's ``SuccessCriteriaMet`` condition if it is ``True`` (upstream reads only the
     first of the type)."""
-    condition = find_condition(status(job).get("conditions") or (), SUCCESS_CRITERIA_MET)
+    condition = get_condition(status(job), SUCCESS_CRITERIA_MET)
     return condition if condition is not None and condition.get("status") == "True" else None
 
 

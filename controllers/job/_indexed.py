@@ -24,8 +24,9 @@ from typing import Any, Final
 from kcontrol.client import Object
 from kcontrol.logging import get_logger
 
+from ..activepods import sort_active_pods
 from ._pod_failure_policy import FAIL_INDEX, match_pod_failure_policy
-from ._pods import finished_time, is_pod_failed, is_pod_succeeded, sort_active_pods
+from ._pods import finished_time, is_pod_failed, is_pod_succeeded
 from ._spec import (
     COMPLETION_INDEX_ANNOTATION,
     INDEX_FAILURE_COUNT_ANNOTATION,

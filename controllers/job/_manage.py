@@ -33,6 +33,7 @@ from kcontrol.controller import ControllerExpectations
 from kcontrol.errors import NotFound, is_namespace_terminating
 from kcontrol.logging import get_logger
 
+from ..activepods import sort_active_pods
 from ..podcontrol import PodControl
 from ..podutil import filter_terminating_pods, is_pod_ready, new_controller_ref
 from ._backoff import remaining_time_per_index
@@ -54,7 +55,6 @@ from ._metrics import (
     RECREATE_TERMINATING_OR_FAILED,
     JobMetrics,
 )
-from ._pods import sort_active_pods
 from ._spec import (
     API_VERSION,
     JOB_TRACKING_FINALIZER,

@@ -1,20 +1,19 @@
-"""What the Job controller reads from its pods: failure, readiness, when a pod finished, and
-which active pods to delete first. Ports of ``isPodFailed``, ``countReadyPods``,
-``getFinishedTime`` and ``controller.ActivePods``.
+"""What the Job controller reads from its pods: failure, readiness and when a pod finished.
+Ports of ``isPodFailed``, ``countReadyPods`` and ``getFinishedTime``. Which active pods go
+first is :func:`kcontrol_controllers.activepods.sort_active_pods`.
 
 Pods are plain dicts; nothing here mutates them.
 """
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime, timedelta
-from typing import Any, Final
+from typing import Any
 
-from kcontrol.client import Object
+from kcontrol.metatime import ZERO_TIME, parse_time
 
-from ..podutil import is_pod_ready, is_pod_terminating, parse_time, pod_ready_time
+from ..podutil import get_pod_ready_condition, is_pod_ready, is_pod_terminating
 from ._spec import meta, only_replace_failed_pods
 
 __all__ = [
@@ -24,10 +23,7 @@ __all__ = [
     "is_pod_failed",
     "is_pod_succeeded",
     "phase",
-    "sort_active_pods",
 ]
-
-_PHASE_ORDER = {"Pending": 0, "Unknown": 1, "Running": 2}
 
 
 def phase(pod: Mapping[str, Any]) -> str:
@@ -58,83 +54,6 @@ def count_ready_pods(pods: Iterable[Mapping[str, Any]]) -> int:
 def count_terminating_pods(pods: Iterable[Mapping[str, Any]]) -> int:
     """How many of ``pods`` are being deleted without having reached a terminal phase."""
     return sum(1 for pod in pods if is_pod_terminating(pod))
-
-
-def _max_restarts(pod: Mapping[str, Any]) -> tuple[int, int]:
-    """The highest restart count of the regular containers, and of the sidecars."""
-    pod_status = pod.get("status") or {}
-    regular = max(
-        (int(c.get("restartCount") or 0) for c in pod_status.get("containerStatuses") or ()),
-        default=0,
-    )
-    sidecars = {
-        c.get("name")
-        for c in (pod.get("spec") or {}).get("initContainers") or ()
-        if c.get("restartPolicy") == "Always"
-    }
-    sidecar = max(
-        (
-            int(c.get("restartCount") or 0)
-            for c in pod_status.get("initContainerStatuses") or ()
-            if c.get("name") in sidecars
-        ),
-        default=0,
-    )
-    return regular, sidecar
-
-
-def _after_or_missing(t1: object, t2: object) -> bool:
-    """Whether the time ``t1`` is after ``t2``, a missing time counting as after any other
-    (upstream ``afterOrZero``)."""
-    first, second = parse_time(t1), parse_time(t2)
-    if first is None or second is None:
-        return first is None
-    return first > second
-
-
-def _less(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
-    """Whether ``a`` is to be deleted before ``b`` (upstream ``ActivePods.Less``)."""
-    node_a = str((a.get("spec") or {}).get("nodeName") or "")
-    node_b = str((b.get("spec") or {}).get("nodeName") or "")
-    if node_a != node_b and (not node_a or not node_b):
-        return not node_a
-    order_a, order_b = _PHASE_ORDER.get(phase(a), 0), _PHASE_ORDER.get(phase(b), 0)
-    if order_a != order_b:
-        return order_a < order_b
-    ready_a, ready_b = is_pod_ready(a), is_pod_ready(b)
-    if ready_a != ready_b:
-        return not ready_a
-    if ready_a and ready_b:
-        since_a, since_b = pod_ready_time(a), pod_ready_time(b)
-        if since_a != since_b:
-            if since_a is None or since_b is None:
-                return since_a is None
-            return since_a > since_b
-    restarts_a, restarts_b = _max_restarts(a), _max_restarts(b)
-    if restarts_a[0] != restarts_b[0]:
-        return restarts_a[0] > restarts_b[0]
-    if restarts_a[1] != restarts_b[1]:
-        return restarts_a[1] > restarts_b[1]
-    created_a, created_b = meta(a).get("creationTimestamp"), meta(b).get("creationTimestamp")
-    if parse_time(created_a) != parse_time(created_b):
-        return _after_or_missing(created_a, created_b)
-    return False
-
-
-def _compare(a: Mapping[str, Any], b: Mapping[str, Any]) -> int:
-    if _less(a, b):
-        return -1
-    if _less(b, a):
-        return 1
-    return 0
-
-
-def sort_active_pods(pods: Sequence[Object]) -> list[Object]:
-    """``pods`` in the order they are deleted in (a new list; ties keep their order):
-    unscheduled before scheduled; ``Pending`` before ``Unknown`` before ``Running``; not ready
-    before ready; ready for a shorter time first; more container restarts first; newer first
-    (a pod without a creation time first)."""
-    return sorted(pods, key=functools.cmp_to_key(_compare))
 
 
 # -- when a pod finished (upstream getFinishedTime) ----------------------------------------
@@ -179,12 +98,10 @@ def _finish_time_from_containers(pod: Mapping[str, Any]) -> datetime | None:
 
 
 def _finish_time_from_ready_false(pod: Mapping[str, Any]) -> datetime | None:
-    for condition in (pod.get("status") or {}).get("conditions") or ():
-        if condition.get("type") == "Ready":
-            if condition.get("status") == "False":
-                return parse_time(condition.get("lastTransitionTime"))
-            return None
-    return None
+    condition = get_pod_ready_condition(pod)
+    if condition is None or condition.get("status") != "False":
+        return None
+    return parse_time(condition.get("lastTransitionTime"))
 
 
 def _finish_time_from_deletion(pod: Mapping[str, Any]) -> datetime | None:
@@ -193,9 +110,6 @@ def _finish_time_from_deletion(pod: Mapping[str, Any]) -> datetime | None:
         return None
     grace = int(meta(pod).get("deletionGracePeriodSeconds") or 0)
     return deleted - timedelta(seconds=grace)
-
-
-_EPOCH: Final = datetime.fromisoformat("0001-01-01T00:00:00+00:00")
 
 
 def finished_time(pod: Mapping[str, Any]) -> datetime:
@@ -212,4 +126,4 @@ def finished_time(pod: Mapping[str, Any]) -> datetime:
         if found is not None:
             return found
     created = parse_time(meta(pod).get("creationTimestamp"))
-    return created if created is not None else _EPOCH
+    return created if created is not None else ZERO_TIME

@@ -9,13 +9,15 @@ fails.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from kcontrol.client import REPLICASETS, Client, Object, deep_copy
 from kcontrol.labels import selector_from_set
 from kcontrol.logging import get_logger
+from kcontrol.metatime import format_time
 
+from ..conditions import get_condition, remove_condition, set_condition
 from ..podutil import is_pod_available, is_pod_ready
 
 __all__ = [
@@ -24,10 +26,7 @@ __all__ = [
     "REPLICA_FAILURE",
     "STATUS_UPDATE_RETRIES",
     "calculate_status",
-    "get_condition",
     "new_condition",
-    "remove_condition",
-    "set_condition",
     "status_in_sync",
     "update_replicaset_status",
 ]
@@ -46,10 +45,6 @@ STATUS_UPDATE_RETRIES = 1
 _COUNTS = ("replicas", "fullyLabeledReplicas", "readyReplicas", "availableReplicas")
 
 
-def _format_time(moment: datetime) -> str:
-    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
 # -- conditions --------------------------------------------------------------------------------
 
 
@@ -60,42 +55,10 @@ def new_condition(
     return {
         "type": condition_type,
         "status": status,
-        "lastTransitionTime": _format_time(now),
+        "lastTransitionTime": format_time(now),
         "reason": reason,
         "message": message,
     }
-
-
-def get_condition(status: Mapping[str, Any], condition_type: str) -> Mapping[str, Any] | None:
-    """The condition of ``condition_type`` in ``status``, or ``None``."""
-    for condition in status.get("conditions") or ():
-        if condition.get("type") == condition_type:
-            return condition  # type: ignore[no-any-return]
-    return None
-
-
-def set_condition(status: dict[str, Any], condition: Mapping[str, Any]) -> None:
-    """Put ``condition`` in ``status`` (in place), replacing one of its type; a condition of
-    the same type with the same status and reason is kept as it is."""
-    current = get_condition(status, condition["type"])
-    if (
-        current is not None
-        and current.get("status") == condition.get("status")
-        and current.get("reason") == condition.get("reason")
-    ):
-        return
-    kept = [c for c in status.get("conditions") or () if c.get("type") != condition["type"]]
-    status["conditions"] = [*kept, dict(condition)]
-
-
-def remove_condition(status: dict[str, Any], condition_type: str) -> None:
-    """Drop the conditions of ``condition_type`` from ``status`` (in place); the key goes
-    away with the last condition, as Go omits an empty list."""
-    kept = [c for c in status.get("conditions") or () if c.get("type") != condition_type]
-    if kept:
-        status["conditions"] = kept
-    else:
-        status.pop("conditions", None)
 
 
 # -- calculation -------------------------------------------------------------------------------

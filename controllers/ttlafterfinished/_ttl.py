@@ -15,24 +15,21 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any, Final
+from typing import Any
 
-from ..podutil import parse_time
+from kcontrol.metatime import parse_time
+
+from ..jobutil import finished_condition, is_job_finished
 
 __all__ = [
-    "FINISHED_CONDITION_TYPES",
     "Expiry",
     "NotCleanable",
     "finish_and_expire_time",
-    "is_job_finished",
     "job_finish_time",
     "needs_cleanup",
     "time_left",
     "ttl_seconds_after_finished",
 ]
-
-FINISHED_CONDITION_TYPES: Final = ("Complete", "Failed")
-"""The condition types that end a Job (``batch.JobComplete``, ``batch.JobFailed``)."""
 
 
 class NotCleanable(ValueError):
@@ -76,18 +73,6 @@ def _name(job: Mapping[str, Any]) -> str:
     return f"{meta.get('namespace', '')}/{meta.get('name', '')}"
 
 
-def _finished_condition(job: Mapping[str, Any]) -> Mapping[str, Any] | None:
-    for condition in (job.get("status") or {}).get("conditions") or []:
-        if condition.get("type") in FINISHED_CONDITION_TYPES and condition.get("status") == "True":
-            return condition  # type: ignore[no-any-return]
-    return None
-
-
-def is_job_finished(job: Mapping[str, Any]) -> bool:
-    """True once the Job has a ``Complete`` or ``Failed`` condition that is ``True``."""
-    return _finished_condition(job) is not None
-
-
 def ttl_seconds_after_finished(job: Mapping[str, Any]) -> int | None:
     """``spec.ttlSecondsAfterFinished``, or ``None`` when it is not set."""
     ttl = (job.get("spec") or {}).get("ttlSecondsAfterFinished")
@@ -105,7 +90,7 @@ def job_finish_time(job: Mapping[str, Any]) -> datetime:
     Raises :class:`NotCleanable` when that time is missing (or unreadable), or when the Job
     has no such condition (never the case for a finished Job).
     """
-    condition = _finished_condition(job)
+    condition = finished_condition(job)
     if condition is None:
         raise NotCleanable(f"unable to find the status of the finished Job {_name(job)}")
     finish_at = parse_time(condition.get("lastTransitionTime"))

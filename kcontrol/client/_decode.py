@@ -1,48 +1,27 @@
 """JSON in and out of the wire format, as plain ``dict``s (no generated models).
 
-The decoder was chosen by measurement (``bench/decode.py``, 2026-11-23, median of 5
-interleaved rounds on a loaded 2-core machine, CPython 3.11): a 10,000-pod list of synthetic
-pods (~2.9 KB of JSON each), and with ``--body`` the 10,000-pod LIST the informer benchmark's
-apiserver served (3.9 KB per pod, 1.6 KB of it managedFields):
-
-======================================  ===========  ===============  =================
-decoder (us/pod with the deferred GC)   synthetic    apiserver LIST   retained B/pod (*)
-======================================  ===========  ===============  =================
-kubernetes_asyncio generated models     635          -                17,219
-stdlib json                             96           -                13,486
-orjson                                  89           122              13,938 / 20,047
-orjson, GC paused                       34           46               13,938 / 20,047
-msgspec untyped, GC paused              36           -                14,341
-msgspec typed Struct (lossy)            10           -                1,996
-:func:`decode_list` (chosen)            52           43               12,149 / 12,077
-:func:`decode_list` + intern_strings    62           52               8,661 / 9,134
-======================================  ===========  ===============  =================
-
-(*) synthetic / apiserver LIST.
-
 Plain dicts keep every field, so objects can be written back without loss; typed structs
-are cheaper only because they drop what they do not declare. Most of a big LIST's decode
-time is the cyclic GC running over and over as the heap grows, hence the pause below.
-Interning repeated string values saves a quarter of the memory for less CPU than the decode
-itself; the informers do it as objects arrive (``ReflectorOptions.intern_strings``), plain
-client calls do not.
+would be cheaper only because they drop what they do not declare. Most of a big LIST's
+decode time would be the cyclic GC running over and over as the heap grows, hence the pause
+below. Interning repeated string values is left to the informers, which do it as objects
+arrive (``ReflectorOptions.intern_strings``); plain client calls do not.
 
 One part of every object is not decoded: ``metadata.managedFields[*].fieldsV1``, server-side
 apply's field sets, stays the raw JSON the server sent, as a
-:class:`~kcontrol.client.FieldsV1` (``bytes``), as client-go keeps it. In
-``bench/informer/``'s pods that is 1.6 of 3.9 KB of JSON, and decoded it took 8 KB of the
-20 KB a pod cost; :func:`encode_json` writes it back byte for byte
-(:mod:`kcontrol.client._fields`).
+:class:`~kcontrol.client.FieldsV1` (``bytes``), as client-go keeps it; :func:`encode_json`
+writes it back byte for byte (:mod:`kcontrol.client._fields`).
 
 :func:`decode_list` serves the informers' LISTs: the list is split into raw items first
 (msgspec, no copy, no decode), then each item is decoded and passed to a hook (the
 informer's transform, e.g. dropping ``managedFields``) before the next, so the untransformed
-objects are never all alive at once. At 50,000 pods with ``managedFields`` dropped that
-halves the cache's memory (the bytes a whole-list decode frees stay behind as holes in
-CPython's allocator pools) and cuts the peak by more than half (``bench/informer/``).
+objects are never all alive at once, and a cache keeps no holes that a whole-list decode
+would leave behind in CPython's allocator pools.
 
 Watch bodies are newline-delimited JSON; :class:`LineSplitter` cuts them into lines of any
 length (a reader's line limit must not let one big object break a watch).
+
+How the decoder was chosen, and what each of these choices saves, measured:
+docs/benchmarks.md.
 """
 
 from __future__ import annotations
@@ -146,8 +125,7 @@ class ListDecoder:
 
     An item is decoded (and passed to ``item_hook``) as soon as the bytes after it show
     where it ends, so a LIST is mostly decoded by the time its last byte arrives: decoding
-    overlaps with the server still encoding the rest (at 10,000 pods the server streams the
-    body for about as long as decoding it takes).
+    overlaps with the server still encoding the rest.
 
     Where an item ends: the API server writes a list compactly, every item starting with
     the same first key (``metadata`` in a built-in type's list, ``apiVersion`` in a custom

@@ -34,6 +34,7 @@ from kcontrol.client._kubeconfig import Cluster, ExecConfig
 from kcontrol.clock import Clock, RealClock
 from kcontrol.errors import ConfigError
 from kcontrol.logging import get_logger
+from kcontrol.metatime import parse_time_strict
 
 __all__ = [
     "EXEC_EXPIRY_SKEW",
@@ -188,17 +189,12 @@ class ExecPlugin:
         raw_expiration = status.get("expirationTimestamp")
         if raw_expiration:
             try:
-                expiration = datetime.fromisoformat(str(raw_expiration))
+                expiration = parse_time_strict(str(raw_expiration))
             except ValueError as e:
                 raise ConfigError(
                     f"{self._name} answered with an expirationTimestamp that is not RFC 3339: "
                     f"{raw_expiration!r}"
                 ) from e
-            if expiration.tzinfo is None:
-                raise ConfigError(
-                    f"{self._name} answered with an expirationTimestamp without a time zone: "
-                    f"{raw_expiration!r}"
-                )
         return ExecCredential(token or None, cert or None, key or None, expiration)
 
 

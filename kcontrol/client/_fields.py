@@ -1,11 +1,11 @@
 """``metadata.managedFields[*].fieldsV1`` kept as raw JSON: :class:`FieldsV1`.
 
 client-go never decodes server-side apply's field sets: ``metav1.FieldsV1`` holds the raw
-bytes. Decoded into dicts they are the largest part of a typical object - in
-``bench/informer/``'s pods 1.6 of 3.9 KB of JSON, and half of the memory a cached pod takes
-- yet no controller reads them. kcontrol keeps them raw the same way: every object the
-client decodes (single objects, LIST items, watch events) carries each ``fieldsV1`` as a
-:class:`FieldsV1`, a ``bytes`` subclass holding the exact JSON the server sent.
+bytes. Decoded into dicts they are the largest part of a typical object (measured:
+docs/benchmarks.md), yet no controller reads them. kcontrol keeps them raw the same way:
+every object the client decodes (single objects, LIST items, watch events) carries each
+``fieldsV1`` as a :class:`FieldsV1`, a ``bytes`` subclass holding the exact JSON the server
+sent.
 
 The round trip is lossless: :func:`~kcontrol.client._decode.encode_json` writes a
 :class:`FieldsV1` back verbatim, so an object read, changed and written back sends the field

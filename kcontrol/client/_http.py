@@ -1,11 +1,10 @@
 """A small HTTP/1.1 client for one server: what :class:`~kcontrol.client._transport.Transport`
 sends its requests through.
 
-A controller's traffic is thousands of small keep-alive exchanges with one API server, and
-the per-request machinery of a general-purpose client was the largest CPU cost left in a
-rollout: against one local keep-alive server, aiohttp 3.x spent ~150 us of CPU per PUT,
-this module ~50 (``bench/results/profiles/``; the TLS and socket work below either is the
-same). It does what talking to a kube-apiserver, or an HTTP proxy in front of one, needs:
+A controller's traffic is thousands of small keep-alive exchanges with one API server, so
+this client carries none of a general-purpose client's per-request machinery (what that
+saves, measured: docs/benchmarks.md). It does what talking to a kube-apiserver, or an HTTP
+proxy in front of one, needs:
 
 - HTTP/1.1 over TCP or TLS; one exchange at a time per connection (no pipelining);
   persistent connections are reused newest first, and there is no limit on how many are

@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Final
 from kcontrol.client._decode import ListDecoder
 from kcontrol.client._interface import Object, Reader, Resource, WatchEvent
 from kcontrol.client._options import ListOptions
+from kcontrol.client._resources import object_path
 from kcontrol.client._transport import Transport
 from kcontrol.client._watch import WatchStream
 
@@ -119,11 +120,7 @@ class MetadataClient:
         namespace: str | None = None,
         subresource: str | None = None,
     ) -> Object:
-        if not name:
-            raise ValueError(f"a {resource.kind} name is required")
-        if resource.namespaced and not namespace:
-            raise ValueError(f"{resource.kind} is namespaced: a namespace is required")
-        path = resource.path(namespace, name, subresource)
+        path = object_path(resource, name, namespace, subresource)
         obj = await self._transport.request("GET", path, accept=ACCEPT_METADATA)
         return as_partial_object_metadata(obj)
 

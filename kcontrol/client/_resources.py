@@ -90,6 +90,21 @@ class Resource:
         return "/".join(parts)
 
 
+def object_path(
+    resource: Resource, name: str, namespace: str | None, subresource: str | None
+) -> str:
+    """The path of the object ``name`` (or of its ``subresource``), for a client's request.
+
+    Raises :class:`ValueError` when ``name`` is empty, or ``namespace`` is missing for a
+    namespaced ``resource``: the request would address the collection, or every namespace.
+    """
+    if not name:
+        raise ValueError(f"a {resource.kind} name is required")
+    if resource.namespaced and not namespace:
+        raise ValueError(f"{resource.kind} is namespaced: a namespace is required")
+    return resource.path(namespace, name, subresource)
+
+
 # -- core (v1) ----------------------------------------------------------------------------------
 PODS: Final = Resource("", "v1", "pods", "Pod")
 SERVICES: Final = Resource("", "v1", "services", "Service")

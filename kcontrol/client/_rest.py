@@ -24,6 +24,7 @@ from kcontrol.client._gate import WriteGate, check_write
 from kcontrol.client._interface import Object, PatchType, Resource, WatchEvent
 from kcontrol.client._metadata import MetadataClient
 from kcontrol.client._options import ListOptions
+from kcontrol.client._resources import object_path
 from kcontrol.client._transport import DEFAULT_MAX_RETRIES, BeforeSend, Params, Transport
 from kcontrol.client._watch import WatchStream
 from kcontrol.clock import Clock, RealClock
@@ -188,7 +189,7 @@ class ApiClient:
         namespace: str | None = None,
         subresource: str | None = None,
     ) -> Object:
-        path = _object_path(resource, name, namespace, subresource)
+        path = object_path(resource, name, namespace, subresource)
         return await self._transport.request("GET", path)
 
     async def get_raw(self, path: str, *, accept: str | None = None) -> bytes:
@@ -319,7 +320,7 @@ class ApiClient:
         if not name:
             raise ValueError(f"cannot update a {resource.kind} without metadata.name")
         ns = _namespace_of(resource, obj, namespace)
-        path = _object_path(resource, name, ns, subresource)
+        path = object_path(resource, name, ns, subresource)
         return await self._write("PUT", path, ns, body=encode_json(obj))
 
     async def patch(
@@ -350,7 +351,7 @@ class ApiClient:
             body = patch.encode()
         else:
             body = encode_json(patch)
-        path = _object_path(resource, name, namespace, subresource)
+        path = object_path(resource, name, namespace, subresource)
         return await self._write(
             "PATCH", path, namespace, params=params, body=body, content_type=patch_type.value
         )
@@ -375,7 +376,7 @@ class ApiClient:
         body = None
         if options:
             body = encode_json({"kind": "DeleteOptions", "apiVersion": "v1", **options})
-        path = _object_path(resource, name, namespace, None)
+        path = object_path(resource, name, namespace, None)
         return await self._write("DELETE", path, namespace, body=body)
 
     async def _write(
@@ -411,16 +412,6 @@ def _default_user_agent() -> str:
     import kcontrol  # noqa: PLC0415 - the package imports this module while initialising
 
     return f"kcontrol/{kcontrol.__version__}"
-
-
-def _object_path(
-    resource: Resource, name: str, namespace: str | None, subresource: str | None
-) -> str:
-    if not name:
-        raise ValueError(f"a {resource.kind} name is required")
-    if resource.namespaced and not namespace:
-        raise ValueError(f"{resource.kind} is namespaced: a namespace is required")
-    return resource.path(namespace, name, subresource)
 
 
 def _namespace_of(resource: Resource, obj: Mapping[str, Any], namespace: str | None) -> str | None:

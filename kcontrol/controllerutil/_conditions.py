@@ -19,9 +19,10 @@ from collections.abc import Mapping, MutableSequence, Sequence
 from datetime import UTC, datetime
 from typing import Any, TypeVar
 
+from kcontrol.metatime import format_time
+
 __all__ = [
     "find_status_condition",
-    "format_time",
     "is_status_condition_false",
     "is_status_condition_present_and_equal",
     "is_status_condition_true",
@@ -31,14 +32,6 @@ __all__ = [
 
 Condition = dict[str, Any]
 _C = TypeVar("_C", bound=Mapping[str, Any])
-
-
-def format_time(moment: datetime) -> str:
-    """``moment`` as a ``metav1.Time``: RFC 3339 in UTC, whole seconds (a naive datetime is
-    taken as UTC)."""
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=UTC)
-    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def set_status_condition(

@@ -38,8 +38,8 @@ _log = get_logger(__name__)
 DEFAULT_QUEUE_SIZE = 2000
 """Events a broadcaster holds while its sender catches up: what client-go buffers between a
 recorder and its sink (the broadcaster's incoming channel of 1,000 and the sink watcher's
-channel of 1,000). A rollout of 1,000 Deployments records about that many in a burst; a queue
-of 1,000 dropped 3-7 % of them where kube-controller-manager dropped none (bench/rollout)."""
+channel of 1,000), so a burst that client-go's recorder keeps is kept here too (what a
+smaller queue dropped in a rollout: docs/benchmarks.md)."""
 
 
 def _is_transient(error: BaseException) -> bool:

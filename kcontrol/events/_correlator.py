@@ -30,8 +30,9 @@ from typing import Any, Generic, TypeVar
 
 from kcontrol.client import Object, deep_copy
 from kcontrol.clock import Clock
-from kcontrol.events._event import EventNamer, format_time
+from kcontrol.events._event import EventNamer
 from kcontrol.flowcontrol import TokenBucketRateLimiter
+from kcontrol.metatime import format_time
 
 __all__ = ["CorrelatorOptions", "EventCorrelation", "EventCorrelator"]
 

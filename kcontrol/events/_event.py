@@ -7,7 +7,6 @@ and ``kubectl get events`` show them as they show the events of kube-controller-
 from __future__ import annotations
 
 from collections.abc import Mapping
-from datetime import UTC, datetime
 from typing import Any
 
 from kcontrol.client import Object, Resource
@@ -17,7 +16,6 @@ __all__ = [
     "EVENT_TYPE_NORMAL",
     "EVENT_TYPE_WARNING",
     "EventNamer",
-    "format_time",
     "is_valid_event_type",
     "make_event",
     "object_reference",
@@ -68,11 +66,6 @@ def object_reference(obj: Mapping[str, Any], resource: Resource | None = None) -
     if not ref.get("kind"):
         raise ValueError(f"cannot reference {ref['name']!r}: the object carries no kind")
     return ref
-
-
-def format_time(moment: datetime) -> str:
-    """RFC 3339 in UTC with whole seconds, as ``metav1.Time`` serialises."""
-    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 class EventNamer:

@@ -10,14 +10,9 @@ from typing import Any, Protocol
 
 from kcontrol.client import Object
 from kcontrol.clock import Clock
-from kcontrol.events._event import (
-    EventNamer,
-    format_time,
-    is_valid_event_type,
-    make_event,
-    object_reference,
-)
+from kcontrol.events._event import EventNamer, is_valid_event_type, make_event, object_reference
 from kcontrol.logging import get_logger
+from kcontrol.metatime import format_time
 
 __all__ = ["BroadcastRecorder", "EventRecorder", "format_message"]
 

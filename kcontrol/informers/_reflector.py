@@ -189,8 +189,8 @@ class ReflectorOptions:
     reflector syncs within it of the resource being served. Must be > 0."""
     intern_strings: bool = True
     """Intern the string values of every object received, after the transform
-    (:func:`~kcontrol.informers.intern_strings`): in ``bench/informer/`` 4 KB (30 %) less
-    memory per cached pod for about 10 us of CPU per pod. Not in client-go (Go's structs
+    (:func:`~kcontrol.informers.intern_strings`): less memory per cached object for a little
+    CPU per object received (measured: docs/benchmarks.md). Not in client-go (Go's structs
     are compact enough without)."""
     name: str = ""
     """Shown in logs; defaults to the resource and namespace."""

@@ -10,56 +10,16 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
+
+from kcontrol.metatime import format_micro_time, parse_time
 
 __all__ = [
     "LeaderElectionRecord",
-    "format_micro_time",
-    "parse_time",
     "record_from_lease_spec",
     "record_to_lease_spec",
 ]
-
-_MICRO_TIME_FORMAT = "%Y-%m-%dT%H:%M:%S.%fZ"
-
-
-def format_micro_time(moment: datetime) -> str:
-    """A ``metav1.MicroTime`` string, ``2006-01-02T15:04:05.000000Z`` (always UTC).
-
-    A naive ``datetime`` is taken to be UTC.
-    """
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=UTC)
-    return moment.astimezone(UTC).strftime(_MICRO_TIME_FORMAT)
-
-
-def parse_time(value: object) -> datetime | None:
-    """Parse an RFC 3339 ``Time``/``MicroTime``; ``None`` for a missing or malformed value.
-
-    Accepts any number of fractional digits (beyond microseconds they are dropped) and any
-    offset; the result is an aware UTC ``datetime``.
-    """
-    if not isinstance(value, str) or not value:
-        return None
-    text = value.strip()
-    if text.endswith(("Z", "z")):
-        text = text[:-1] + "+00:00"
-    # fromisoformat (3.11) takes at most 6 fractional digits: cut nanoseconds to microseconds.
-    dot = text.find(".")
-    if dot != -1:
-        end = dot + 1
-        while end < len(text) and text[end].isdigit():
-            end += 1
-        digits = text[dot + 1 : end][:6]
-        text = text[: dot + 1] + (digits or "0") + text[end:]
-    try:
-        moment = datetime.fromisoformat(text)
-    except ValueError:
-        return None
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=UTC)
-    return moment.astimezone(UTC)
 
 
 @dataclass(frozen=True, slots=True)

@@ -21,11 +21,11 @@ from rich.table import Table
 from rich.text import Text
 
 from kcontrol.client import Object
+from kcontrol.metatime import parse_time
 from kcontrol.rollout._snapshot import (
     Snapshot,
     event_time,
     is_new_replicaset,
-    parse_time,
     revision,
     rollout_status,
 )
@@ -173,7 +173,7 @@ def _conditions(deployment: Object, now: datetime) -> RenderableType:
     for condition in conditions:
         value = condition.get("status", "Unknown")
         style = {"True": "green", "False": "red"}.get(value, "yellow")
-        updated = parse_time(condition.get("lastUpdateTime") or "")
+        updated = parse_time(condition.get("lastUpdateTime"))
         table.add_row(
             condition.get("type", "?"),
             Text(value, style=style),

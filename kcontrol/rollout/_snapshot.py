@@ -13,12 +13,12 @@ from datetime import UTC, datetime
 from typing import Any
 
 from kcontrol.client import Object
+from kcontrol.metatime import parse_time
 
 __all__ = [
     "Snapshot",
     "event_time",
     "is_new_replicaset",
-    "parse_time",
     "revision",
     "rollout_status",
     "take_snapshot",
@@ -146,20 +146,10 @@ def event_time(event: Object) -> datetime:
         event.get("firstTimestamp"),
         (event.get("metadata") or {}).get("creationTimestamp"),
     ):
-        if value:
-            parsed = parse_time(value)
-            if parsed is not None:
-                return parsed
+        parsed = parse_time(value)
+        if parsed is not None:
+            return parsed
     return datetime.fromtimestamp(0, UTC)
-
-
-def parse_time(value: str) -> datetime | None:
-    """An RFC 3339 time as the API server writes it (``Z`` or an offset, optional fraction)."""
-    try:
-        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
 
 
 def revision(obj: Object) -> int:

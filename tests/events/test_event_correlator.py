@@ -11,7 +11,8 @@ import pytest
 from kcontrol.clock import FakeClock
 from kcontrol.events import CorrelatorOptions, EventCorrelator
 from kcontrol.events._correlator import _LRU
-from kcontrol.events._event import EventNamer, format_time, make_event
+from kcontrol.events._event import EventNamer, make_event
+from kcontrol.metatime import format_time
 
 POD = {"kind": "Pod", "apiVersion": "v1", "namespace": "ns", "name": "web-1", "uid": "u-1"}
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
@@ -11,7 +11,7 @@ from prometheus_client import CollectorRegistry
 from kcontrol.client import NAMESPACES, REPLICASETS
 from kcontrol.clock import FakeClock
 from kcontrol.events import EventBroadcaster, object_reference
-from kcontrol.events._event import EventNamer, format_time, make_event
+from kcontrol.events._event import EventNamer, make_event
 from kcontrol.events._recorder import format_message
 
 RS: dict[str, Any] = {
@@ -122,11 +122,6 @@ def test_events_about_cluster_scoped_objects_go_to_default() -> None:
     assert event["metadata"]["namespace"] == "default"
     assert event["source"] == {"component": "c"}
     assert event["reportingInstance"] == ""
-
-
-def test_format_time_is_rfc3339_utc_seconds() -> None:
-    moment = datetime(2026, 3, 4, 5, 6, 7, 890000, tzinfo=timezone(timedelta(hours=2)))
-    assert format_time(moment) == "2026-03-04T03:06:07Z"
 
 
 def test_namer_uses_wall_nanoseconds_in_hex_and_never_repeats() -> None:

@@ -1,59 +1,18 @@
-"""The election record, MicroTime handling and LeaseLock's mapping onto a Lease."""
+"""The election record and LeaseLock's mapping onto a Lease (MicroTime: tests/test_metatime.py)."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
 from kcontrol.client import LEASES
 from kcontrol.errors import Conflict
 from kcontrol.leaderelection import LeaderElectionRecord, LeaseLock, LockNotInitialized
-from kcontrol.leaderelection._record import (
-    format_micro_time,
-    parse_time,
-    record_from_lease_spec,
-    record_to_lease_spec,
-)
-from kcontrol.testing import FakeRecorder
-from kcontrol.testing._fake import FakeClient
+from kcontrol.leaderelection._record import record_from_lease_spec, record_to_lease_spec
+from kcontrol.testing import FakeClient, FakeRecorder
 
 MOMENT = datetime(2026, 3, 4, 5, 6, 7, 890123, tzinfo=UTC)
-
-
-@pytest.mark.parametrize(
-    ("moment", "text"),
-    [
-        pytest.param(MOMENT, "2026-03-04T05:06:07.890123Z", id="utc"),
-        pytest.param(MOMENT.replace(microsecond=0), "2026-03-04T05:06:07.000000Z", id="whole"),
-        pytest.param(
-            MOMENT.astimezone(timezone(timedelta(hours=2))),
-            "2026-03-04T05:06:07.890123Z",
-            id="offset-converted-to-utc",
-        ),
-        pytest.param(MOMENT.replace(tzinfo=None), "2026-03-04T05:06:07.890123Z", id="naive-is-utc"),
-    ],
-)
-def test_format_micro_time(moment: datetime, text: str) -> None:
-    assert format_micro_time(moment) == text
-
-
-@pytest.mark.parametrize(
-    ("text", "moment"),
-    [
-        pytest.param("2026-03-04T05:06:07.890123Z", MOMENT, id="micro-time"),
-        pytest.param("2026-03-04T05:06:07Z", MOMENT.replace(microsecond=0), id="time"),
-        pytest.param("2026-03-04T05:06:07.890123456Z", MOMENT, id="nanoseconds-cut"),
-        pytest.param("2026-03-04T05:06:07.8Z", MOMENT.replace(microsecond=800000), id="one-digit"),
-        pytest.param("2026-03-04T07:06:07.890123+02:00", MOMENT, id="offset"),
-        pytest.param("", None, id="empty"),
-        pytest.param(None, None, id="missing"),
-        pytest.param(12, None, id="not-a-string"),
-        pytest.param("yesterday", None, id="garbage"),
-    ],
-)
-def test_parse_time(text: object, moment: datetime | None) -> None:
-    assert parse_time(text) == moment
 
 
 def test_record_round_trips_through_a_lease_spec() -> None:

@@ -12,18 +12,16 @@ from kcontrol_controllers.cronjob import SCHEDULED_TIMESTAMP_ANNOTATION
 from kcontrol_controllers.cronjob._jobs import (
     by_job_start_time,
     delete_from_active_list,
-    finished_condition,
     format_rfc3339,
     in_active_list,
     in_active_list_by_name,
-    is_job_finished,
-    is_job_succeeded,
     job_from_template,
     job_name,
     job_reference,
     time_hash_in_minutes,
 )
 from kcontrol_controllers.cronjob._times import UnknownTimeZone
+from kcontrol_controllers.jobutil import finished_condition_type, is_job_finished, is_job_succeeded
 
 TOP = datetime(2016, 5, 19, 10, 0, 0, tzinfo=UTC)
 
@@ -249,6 +247,6 @@ def test_finished_conditions(
     name: str, conditions: list[tuple[str, str]], finished: str | None, succeeded: bool
 ) -> None:
     job = {"status": {"conditions": [{"type": t, "status": s} for t, s in conditions]}}
-    assert finished_condition(job) == finished
+    assert finished_condition_type(job) == finished
     assert is_job_finished(job) is (finished is not None)
     assert is_job_succeeded(job) is succeeded

@@ -9,6 +9,8 @@ from typing import Any
 
 import pytest
 
+from kcontrol.metatime import format_time
+from kcontrol_controllers.conditions import get_condition, remove_condition
 from kcontrol_controllers.deployment._conditions import (
     AVAILABLE,
     NEW_RS_AVAILABLE_REASON,
@@ -17,11 +19,8 @@ from kcontrol_controllers.deployment._conditions import (
     deployment_complete,
     deployment_progressing,
     deployment_timed_out,
-    format_time,
-    get_condition,
     has_progress_deadline,
     new_condition,
-    remove_condition,
     replica_set_to_deployment_condition,
     set_condition,
 )

@@ -13,13 +13,13 @@ from deployment_fixtures import Fixture, new_deployment, new_replica_set
 from kcontrol.clock import FakeClock
 from kcontrol.controller import Result
 from kcontrol.testing import FakeRecorder
+from kcontrol_controllers.conditions import get_condition
 from kcontrol_controllers.deployment._conditions import (
     NEW_RS_AVAILABLE_REASON,
     PROGRESSING,
     REPLICA_FAILURE,
     REPLICA_SET_UPDATED_REASON,
     TIMED_OUT_REASON,
-    get_condition,
 )
 from kcontrol_controllers.deployment._progress import requeue_stuck_deployment, sync_rollout_status
 from kcontrol_controllers.deployment._writes import SyncContext

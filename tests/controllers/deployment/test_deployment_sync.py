@@ -13,8 +13,9 @@ from deployment_fixtures import Fixture, new_deployment, new_replica_set, timest
 from kcontrol.client import REPLICASETS
 from kcontrol.errors import AlreadyExists, Forbidden
 from kcontrol.testing import Action
+from kcontrol_controllers.conditions import get_condition
 from kcontrol_controllers.deployment._annotations import set_replicas_annotations
-from kcontrol_controllers.deployment._conditions import PROGRESSING, get_condition
+from kcontrol_controllers.deployment._conditions import PROGRESSING
 from kcontrol_controllers.deployment._replicas import max_surge
 from kcontrol_controllers.deployment._scale import scale
 from kcontrol_controllers.deployment._status import calculate_status

@@ -9,12 +9,8 @@ from typing import Any
 import pytest
 from job_fixtures import ago, new_job, new_pod
 
-from kcontrol_controllers.job._pods import (
-    count_ready_pods,
-    count_terminating_pods,
-    is_pod_failed,
-    sort_active_pods,
-)
+from kcontrol_controllers.activepods import sort_active_pods
+from kcontrol_controllers.job._pods import count_ready_pods, count_terminating_pods, is_pod_failed
 
 
 def pod(

@@ -8,11 +8,7 @@ from typing import Any
 import pytest
 from job_fixtures import WALL, new_pod
 
-from kcontrol_controllers.job._conditions import (
-    ensure_condition_status,
-    is_job_finished,
-    new_condition,
-)
+from kcontrol_controllers.job._conditions import ensure_condition_status, new_condition
 from kcontrol_controllers.job._tracking import (
     FinalizerExpectations,
     UncountedTerminatedPods,
@@ -21,6 +17,7 @@ from kcontrol_controllers.job._tracking import (
     is_finished_pod_with_tracking_finalizer,
     remove_tracking_finalizer_patch,
 )
+from kcontrol_controllers.jobutil import is_job_finished
 
 
 def test_uid_tracking_expectations() -> None:

@@ -27,7 +27,6 @@ from kcontrol_controllers.podutil import (
     is_pod_available,
     is_pod_ready,
     next_pod_availability_check,
-    parse_time,
     pod_controller_index_func,
     pod_from_template,
     pod_key,
@@ -277,9 +276,5 @@ def test_generate_name_drops_the_dash_when_too_long() -> None:
     assert pods_generate_name("a" * 253) == "a" * 253
 
 
-def test_pod_key_and_time_parsing() -> None:
+def test_pod_key() -> None:
     assert pod_key(pod("p")) == "ns/p"
-    assert parse_time("2026-01-01T12:00:00Z") == NOW
-    assert parse_time("2026-01-01T12:00:00") == NOW  # no zone: UTC
-    assert parse_time(None) is None
-    assert parse_time("yesterday") is None

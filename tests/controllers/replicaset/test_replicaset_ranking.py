@@ -10,13 +10,15 @@ from typing import Any
 import pytest
 
 from kcontrol.client import Object
-from kcontrol_controllers.replicaset._ranking import (
+from kcontrol_controllers.activepods import (
     POD_DELETION_COST_ANNOTATION,
     RankedPod,
     compare_for_deletion,
-    deletion_age_ratios,
     max_container_restarts,
     pod_deletion_cost,
+)
+from kcontrol_controllers.replicaset._ranking import (
+    deletion_age_ratios,
     pods_to_delete,
     ranks_by_related_pods_on_same_node,
 )

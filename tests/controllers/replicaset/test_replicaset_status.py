@@ -11,13 +11,8 @@ import pytest
 from replicaset_fixtures import new_pod, new_replica_set
 
 from kcontrol.client import Object
-from kcontrol_controllers.replicaset._status import (
-    calculate_status,
-    get_condition,
-    remove_condition,
-    set_condition,
-    status_in_sync,
-)
+from kcontrol_controllers.conditions import get_condition, remove_condition, set_condition
+from kcontrol_controllers.replicaset._status import calculate_status, status_in_sync
 
 NOW = datetime(2026, 1, 1, 12, 0, 0, tzinfo=UTC)
 FULL = {"foo": "bar", "type": "production"}

@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 from ttlafterfinished_fixtures import NOW, ago, new_job
 
+from kcontrol_controllers.jobutil import is_job_finished
 from kcontrol_controllers.ttlafterfinished._ttl import (
     NotCleanable,
-    is_job_finished,
     job_finish_time,
     needs_cleanup,
     time_left,
