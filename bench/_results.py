@@ -97,7 +97,7 @@ def machine_facts(
         facts["go"] = _go_version()
         facts["client_go"] = client_go_version()
     if kubernetes:
-        from kcontrol.testing.envtest import K8S_VERSION  # noqa: PLC0415
+        from kcontrol.envtest import K8S_VERSION  # noqa: PLC0415
 
         facts["kubernetes"] = K8S_VERSION
     loads = [x for x in loads if x == x]

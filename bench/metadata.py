@@ -226,7 +226,7 @@ def run_variant(kubeconfig: str, kind: str, variant: str, namespace: str) -> dic
 
 
 async def measure(args: argparse.Namespace) -> tuple[list[dict[str, Any]], list[float]]:
-    from kcontrol.testing.envtest import ControlPlane
+    from kcontrol.envtest import ControlPlane
 
     kinds = [k for k in args.kinds.split(",") if k]
     loads: list[float] = []

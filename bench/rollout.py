@@ -1,7 +1,7 @@
 """Rollout benchmark (benchmarks.md, scenario 5): kcontrol-manager side by side with
 kube-controller-manager's Deployment and ReplicaSet controllers.
 
-For each size ``NxR`` in ``--sizes`` one kwok cluster is started (kcontrol.testing.cluster:
+For each size ``NxR`` in ``--sizes`` one kwok cluster is started (kcontrol.envtest.cluster:
 etcd, kube-apiserver, kube-scheduler, kube-controller-manager without its deployment and
 replicaset controllers, kwok with ``ceil(2*N*R/110) + 1`` nodes, pods Ready
 ``--pod-ready-delay`` seconds after they start). Then, for each client limit in ``--qps``,
@@ -131,10 +131,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # python bench/
 from bench._process import kcontrol_manager, load_average, proc_cpu, proc_status_kb
 from bench._results import machine_facts, write_results
 from kcontrol.client import DEPLOYMENTS, NAMESPACES, ApiClient, PatchType, load_config
+from kcontrol.envtest import K8S_VERSION, find_binary
+from kcontrol.envtest.cluster import Cluster
 from kcontrol.errors import NotFound
 from kcontrol.informers import SharedInformerFactory
-from kcontrol.testing.cluster import Cluster
-from kcontrol.testing.envtest import K8S_VERSION, find_binary
 
 ROOT = Path(__file__).resolve().parent.parent
 KCM = "kcm"

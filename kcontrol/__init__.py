@@ -2,9 +2,10 @@
 
 Subpackages: :mod:`kcontrol.workqueue` (queues and rate limiters), :mod:`kcontrol.informers`
 (reflector, stores, shared informers, listers), :mod:`kcontrol.client` (async REST client),
-:mod:`kcontrol.testing` (a real control plane for tests, fakes, log capture). At the bottom:
-:mod:`kcontrol.clock` (injectable time, timeout scopes), :mod:`kcontrol.flowcontrol` (the
-token bucket), :mod:`kcontrol.logging` (how kcontrol logs), :mod:`kcontrol.errors`.
+:mod:`kcontrol.envtest` (a real control plane and local cluster), :mod:`kcontrol.testing`
+(fakes, log capture). At the bottom: :mod:`kcontrol.clock` (injectable time, timeout scopes),
+:mod:`kcontrol.flowcontrol` (the token bucket), :mod:`kcontrol.logging` (how kcontrol logs),
+:mod:`kcontrol.errors`.
 """
 
 from kcontrol.errors import ApiError, KcontrolError

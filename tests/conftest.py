@@ -17,8 +17,8 @@ import pytest
 import uvloop
 from hypothesis import HealthCheck, settings
 
-from kcontrol.testing.cluster import Cluster
-from kcontrol.testing.envtest import ControlPlane
+from kcontrol.envtest import ControlPlane
+from kcontrol.envtest.cluster import Cluster
 
 # Property tests run on shared, noisy CI machines: nothing may fail because the machine is slow
 # (no per-example deadline, no "input generation too slow" health checks), and a failure must

@@ -26,7 +26,7 @@ from typing import Any
 import pytest
 
 from kcontrol.client import PODS, ApiClient, load_config
-from kcontrol.testing.envtest import ControlPlane
+from kcontrol.envtest import ControlPlane
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
@@ -78,7 +78,7 @@ def python_blocks() -> list[tuple[str, str]]:
 
 def test_there_are_public_modules_and_examples_to_check() -> None:
     assert "kcontrol.client" in public_modules()
-    assert "kcontrol.testing.envtest" in public_modules()
+    assert "kcontrol.envtest" in public_modules()
     assert len(python_blocks()) >= 5
 
 

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from kcontrol.client import CONFIGMAPS, ApiClient, load_config
-from kcontrol.testing.envtest import ControlPlane
+from kcontrol.envtest import ControlPlane
 from tests.integration.helpers import poll
 
 PAGE = Path(__file__).resolve().parents[1] / "docs" / "guides" / "controller-in-a-page.md"

@@ -1,7 +1,7 @@
 """Informer benchmark (benchmarks.md, scenarios 2 and 3): cold sync and watch throughput.
 
 For each N in ``--pods`` (default 10,000 and 50,000) a fresh control plane (etcd +
-kube-apiserver from kcontrol.testing.envtest) is started and N realistic pods
+kube-apiserver from kcontrol.envtest) is started and N realistic pods
 (bench/_pods.py: ~3.9 KB of JSON each as stored, 1.6 KB of it managedFields) are created in
 namespace ``bench`` with ``ApiClient(qps=0)`` and 32 concurrent creates. The pods have no node and stay Pending. Then, ``--runs`` times, each
 variant runs as its own process (so its RSS is its own), kcontrol and client-go alternating:

@@ -237,7 +237,7 @@ class Collected:
 
 
 async def orchestrate(args: argparse.Namespace) -> tuple[Collected, list[Variant], list[int]]:
-    from kcontrol.testing.envtest import ControlPlane
+    from kcontrol.envtest import ControlPlane
 
     binary = await asyncio.to_thread(_client_go.build)
     all_variants = variants(binary)

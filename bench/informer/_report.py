@@ -227,7 +227,7 @@ def finish(
     """Print the tables; write them (``--write``), the results (``--json``), the raw
     measurements (``--dump``)."""
     from bench._reference import client_go_version  # noqa: PLC0415
-    from kcontrol.testing.envtest import K8S_VERSION  # noqa: PLC0415
+    from kcontrol.envtest import K8S_VERSION  # noqa: PLC0415
 
     started = data.started
     finished = data.finished or datetime.datetime.now(datetime.UTC)

@@ -4,9 +4,9 @@ kube-controller-manager's, on the same kwok cluster, at equal client limits.
 Workload: for each size ``NxMxP`` in ``--sizes``, N NonIndexed Jobs of M completions with
 parallelism P; every pod runs ``sh -c "sleep 1; exit 0"``, which kwok plays as a container
 that ends with exit code 0 one second after it started (``--pod-seconds``; the emulation in
-kcontrol.testing._kwok_job), so each Job needs ``ceil(M/P)`` waves of pods.
+kcontrol.envtest.cluster._kwok_job), so each Job needs ``ceil(M/P)`` waves of pods.
 
-For each size one cluster is started (kcontrol.testing.cluster: etcd, kube-apiserver with an
+For each size one cluster is started (kcontrol.envtest.cluster: etcd, kube-apiserver with an
 audit log, kube-scheduler, kwok with ``ceil(N*M/110) + 1`` nodes and pods Ready
 ``--pod-ready-delay`` s after they start, and the cluster's own kube-controller-manager with
 ``--controllers=*,-deployment-controller,-replicaset-controller,-job-controller``: its garbage

@@ -33,9 +33,9 @@ from bench.rollout import (
     scrape_writes,
 )
 from kcontrol.client import JOBS, NAMESPACES, ApiClient, load_config
+from kcontrol.envtest.cluster import WITHOUT_WORKLOAD_CONTROLLERS, Cluster
 from kcontrol.errors import NotFound
 from kcontrol.informers import SharedInformerFactory
-from kcontrol.testing.cluster import WITHOUT_WORKLOAD_CONTROLLERS, Cluster
 
 __all__ = [
     "CLUSTER_CONTROLLERS",

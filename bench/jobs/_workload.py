@@ -21,7 +21,7 @@ __all__ = [
 ]
 
 PODS_PER_NODE = 110
-"""A kwok node's pod capacity (kcontrol.testing._kwok's node manifest)."""
+"""A kwok node's pod capacity (kcontrol.envtest.cluster._kwok's node manifest)."""
 
 
 @dataclass(frozen=True)
@@ -59,7 +59,7 @@ def job_names(size: Size) -> list[str]:
 
 def job(name: str, size: Size, pod_seconds: float) -> dict[str, Any]:
     """A NonIndexed Job whose pods sleep ``pod_seconds`` and exit 0 (as kwok plays it: the
-    sleep is the container's run time, see kcontrol.testing._kwok_job)."""
+    sleep is the container's run time, see kcontrol.envtest.cluster._kwok_job)."""
     return {
         "apiVersion": "batch/v1",
         "kind": "Job",

@@ -15,7 +15,7 @@ lastTransitionTime kept unless its status changes). A changed spec updates the D
 Deployment's status its Website's, and a deleted Deployment or Service is created again.
 
 Each run (``--runs`` per size, the implementations alternating) gets a fresh control plane
-(etcd + kube-apiserver, kcontrol.testing.envtest) whose apiserver writes an audit log; the
+(etcd + kube-apiserver, kcontrol.envtest) whose apiserver writes an audit log; the
 CRD is installed and established first, then the operator is started as its own process
 under a user of its own (``alice``, bound to cluster-admin), with only a kubeconfig:
 

@@ -1,7 +1,7 @@
 """One measured run: a fresh control plane, one operator, N Websites through every phase.
 
 Each run has the control plane to itself (etcd and kube-apiserver from
-kcontrol.testing.envtest, with the audit policy of :mod:`bench.operator._audit`), so nothing
+kcontrol.envtest, with the audit policy of :mod:`bench.operator._audit`), so nothing
 one operator left behind - objects, annotations, a warm watch cache - reaches the other.
 The benchmark's own client is unthrottled (``qps=0``) and sends the user agent
 :data:`BENCH_USER_AGENT` as the administrator; the operator runs as :data:`OPERATOR_USER`,
@@ -36,8 +36,8 @@ from kcontrol.client import (
     Resource,
     load_config,
 )
+from kcontrol.envtest import ControlPlane
 from kcontrol.informers import SharedInformerFactory
-from kcontrol.testing.envtest import ControlPlane
 
 __all__ = ["PHASES", "Phase", "Run", "run_once"]
 

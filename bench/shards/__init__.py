@@ -3,7 +3,7 @@ controllers over ``R`` replicas sharing ``S`` shards of the namespaces (``--shar
 kwok cluster, with the API server filtering by shard (``--feature-gates=ShardedListAndWatch``)
 or not.
 
-One cluster per ``--gate`` mode (kcontrol.testing.cluster: etcd, kube-apiserver auditing
+One cluster per ``--gate`` mode (kcontrol.envtest.cluster: etcd, kube-apiserver auditing
 every write of pods, ReplicaSets and Deployments and the Leases' bodies, kube-scheduler,
 kube-controller-manager without its deployment and replicaset controllers, kwok nodes
 enough for twice the pods, Ready ``--pod-ready-delay`` after start). Then, per

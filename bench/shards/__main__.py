@@ -41,10 +41,10 @@ from kcontrol.client import (
     load_config,
     shard_of,
 )
+from kcontrol.envtest.cluster import Cluster
 from kcontrol.errors import NotFound
 from kcontrol.informers import SharedInformerFactory
-from kcontrol.leaderelection._sharded import shard_lease_name
-from kcontrol.testing.cluster import Cluster
+from kcontrol.leaderelection import shard_lease_name
 
 ROOT = Path(__file__).resolve().parents[2]
 LEASE, LEASE_NAMESPACE = "bench-shards", "kube-system"

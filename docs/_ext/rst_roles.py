@@ -9,7 +9,7 @@ the docstrings are parsed, this rewrites
   docstring belongs to (its module's names, imports included, then its parents'), and becomes
   an optional autorefs link - a link when the target is rendered in the API reference, plain
   code otherwise (a private helper, a standard-library name);
-- a role whose target names ``kcontrol`` explicitly (``:mod:`kcontrol.testing.envtest```) but
+- a role whose target names ``kcontrol`` explicitly (``:mod:`kcontrol.envtest```) but
   does not exist is reported as a warning, which fails ``mkdocs build --strict``: a renamed
   module or symbol cannot leave a dangling reference behind;
 - each ``::`` literal block to a fenced code block, highlighted as Python when it parses as

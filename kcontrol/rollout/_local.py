@@ -1,6 +1,6 @@
 """``make run``: kcontrol-manager on a cluster, an example Deployment, and its rollout live.
 
-Without ``$KUBECONFIG``, a local :class:`~kcontrol.testing.cluster.Cluster` is started first
+Without ``$KUBECONFIG``, a local :class:`~kcontrol.envtest.cluster.Cluster` is started first
 (etcd, kube-apiserver, kube-scheduler, kube-controller-manager without its deployment and
 replicaset controllers, kwok nodes). Then:
 
@@ -37,13 +37,13 @@ from prometheus_client import CollectorRegistry
 from rich.console import Console
 
 from kcontrol.client import ApiClient, Object, Reader, Resource, load_config
+from kcontrol.envtest import ControlPlaneError, find_binary
+from kcontrol.envtest.cluster import Cluster
 from kcontrol.errors import KcontrolError, NotFound
 from kcontrol.rollout._apply import apply_file, load_manifests
 from kcontrol.rollout._cli import USER_AGENT, run_until_interrupted
 from kcontrol.rollout._snapshot import Snapshot, rollout_status
 from kcontrol.rollout._view import RolloutView
-from kcontrol.testing.cluster import Cluster
-from kcontrol.testing.envtest import ControlPlaneError, find_binary
 
 __all__ = ["Commands", "LocalOptions", "ManagerExited", "ManagerProcess", "main", "run_local"]
 

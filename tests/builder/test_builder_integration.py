@@ -17,9 +17,9 @@ from builder_helpers import eventually, new_manager
 from kcontrol.builder import Request, controller_managed_by, labels_changed
 from kcontrol.client import CONFIGMAPS, NAMESPACES, SECRETS, ApiClient, Resource, load_config
 from kcontrol.controllerutil import set_controller_reference
+from kcontrol.envtest import ControlPlane
 from kcontrol.errors import AlreadyExists, NotFound
 from kcontrol.testing import capture_logs, running
-from kcontrol.testing.envtest import ControlPlane
 
 pytestmark = pytest.mark.integration
 

@@ -21,6 +21,7 @@ from kcontrol.client import (
     WatchEvent,
     load_config,
 )
+from kcontrol.envtest import ControlPlane
 from kcontrol.errors import (
     AlreadyExists,
     Conflict,
@@ -29,7 +30,6 @@ from kcontrol.errors import (
     ServerTimeout,
     is_resource_expired,
 )
-from kcontrol.testing.envtest import ControlPlane
 
 pytestmark = pytest.mark.integration
 

@@ -38,8 +38,8 @@ from kcontrol.client import (
 )
 from kcontrol.client._exec import ExecCredential, ExecCredentialAuth
 from kcontrol.clock import FakeClock
+from kcontrol.envtest._pki import Pki, write_pki
 from kcontrol.errors import ApiConnectionError
-from kcontrol.testing._pki import Pki, write_pki
 
 
 def kubeconfig(

@@ -22,8 +22,7 @@ from kcontrol.controller._refmanager import (
 )
 from kcontrol.errors import Conflict, Invalid, NotFound
 from kcontrol.labels import selector_from_label_selector
-from kcontrol.testing._actions import Action
-from kcontrol.testing._fake import FakeClient
+from kcontrol.testing import Action, FakeClient
 
 NS = "default"
 RS_UID = "rs-uid-1"

@@ -17,9 +17,9 @@ from kcontrol.controller._refmanager import (
     get_controller_of,
     recheck_owner,
 )
+from kcontrol.envtest import ControlPlane
 from kcontrol.errors import Invalid
 from kcontrol.labels import selector_from_label_selector
-from kcontrol.testing.envtest import ControlPlane
 
 pytestmark = pytest.mark.integration
 

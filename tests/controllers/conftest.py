@@ -7,8 +7,8 @@ from collections.abc import AsyncIterator
 import pytest
 
 from kcontrol.client import ApiClient
+from kcontrol.envtest.cluster import Cluster
 from kcontrol.manager import Manager
-from kcontrol.testing.cluster import Cluster
 from kcontrol_controllers.deployment import SPEC as DEPLOYMENT_SPEC
 from kcontrol_controllers.replicaset import SPEC as REPLICASET_SPEC
 from tests.controllers.cluster_helpers import running_manager

@@ -24,8 +24,8 @@ from kcontrol.controllerutil import (
     set_controller_reference,
     set_status_condition,
 )
+from kcontrol.envtest import ControlPlane
 from kcontrol.errors import Conflict
-from kcontrol.testing.envtest import ControlPlane
 
 pytestmark = pytest.mark.integration
 

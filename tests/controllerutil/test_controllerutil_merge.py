@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from kcontrol.controllerutil import merge_patch
 from kcontrol.controllerutil._merge import json_equal
-from kcontrol.testing._patch import json_merge_patch
+from kcontrol.testing.fake._patch import json_merge_patch
 
 CASES: list[tuple[str, dict[str, Any], dict[str, Any], dict[str, Any]]] = [
     ("equal", {"a": 1, "b": {"c": [1, 2]}}, {"a": 1, "b": {"c": [1, 2]}}, {}),

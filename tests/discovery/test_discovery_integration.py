@@ -8,7 +8,7 @@ from prometheus_client import CollectorRegistry
 
 from kcontrol.client import BUILTIN_RESOURCES, ApiClient, ClientConfig, StaticTokenAuth
 from kcontrol.discovery import DiscoveryClient, ServerResources
-from kcontrol.testing.envtest import ControlPlane
+from kcontrol.envtest import ControlPlane
 
 pytestmark = pytest.mark.integration
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from kcontrol.client import ApiClient
-from kcontrol.testing.cluster import Cluster
+from kcontrol.envtest.cluster import Cluster
 from tests.dropin.dropin_helpers import start_audited_cluster
 from tests.integration.helpers import new_client
 

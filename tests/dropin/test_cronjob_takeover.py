@@ -51,7 +51,7 @@ from prometheus_client import generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
 from kcontrol.client import CRONJOBS, JOBS, ApiClient, Object
-from kcontrol.testing.cluster import KUBE_CONTROLLER_MANAGER, Cluster
+from kcontrol.envtest.cluster import KUBE_CONTROLLER_MANAGER, Cluster
 from kcontrol_controllers.cronjob import NAME, SCHEDULED_TIMESTAMP_ANNOTATION
 from kcontrol_controllers.cronjob import SPEC as CRONJOB_SPEC
 from kcontrol_controllers.job import NAME as JOB_CONTROLLER

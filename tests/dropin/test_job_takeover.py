@@ -25,7 +25,7 @@ from pathlib import Path
 import pytest
 
 from kcontrol.client import JOBS, ApiClient
-from kcontrol.testing.cluster import Cluster
+from kcontrol.envtest.cluster import Cluster
 from kcontrol_controllers.job import NAME
 from kcontrol_controllers.job import SPEC as JOB_SPEC
 from tests.controllers.cluster_helpers import running_manager

@@ -44,9 +44,8 @@ import aiohttp
 import pytest
 
 from kcontrol.client import DEPLOYMENTS, LEASES, ApiClient, Object
+from kcontrol.envtest.cluster import READY_DELAY_ANNOTATION, Cluster
 from kcontrol.errors import NotFound
-from kcontrol.testing import READY_DELAY_ANNOTATION
-from kcontrol.testing.cluster import Cluster
 from tests.controllers.cluster_helpers import (
     HASH,
     REVISION,

@@ -30,9 +30,9 @@ import aiohttp
 import pytest
 
 from kcontrol.client import DEPLOYMENTS, LEASES, NAMESPACES, ApiClient, Object, shard_of
+from kcontrol.envtest.cluster import Cluster
 from kcontrol.errors import NotFound
-from kcontrol.leaderelection._sharded import shard_lease_name
-from kcontrol.testing.cluster import Cluster
+from kcontrol.leaderelection import shard_lease_name
 from tests.controllers.cluster_helpers import REVISION, complete, deployment, replicasets
 from tests.dropin.dropin_helpers import (
     LEASE_BODIES_POLICY,

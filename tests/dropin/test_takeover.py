@@ -62,10 +62,15 @@ from typing import Any
 import pytest
 
 from kcontrol.client import DEPLOYMENTS, NAMESPACES, PODS, REPLICASETS, ApiClient, Object
+from kcontrol.envtest.cluster import (
+    ALL_CONTROLLERS,
+    BEHAVIOR_LABEL,
+    BEHAVIOR_NEVER_READY,
+    WITHOUT_WORKLOAD_CONTROLLERS,
+    Cluster,
+)
 from kcontrol.errors import KcontrolError
 from kcontrol.manager import Manager
-from kcontrol.testing import BEHAVIOR_LABEL, BEHAVIOR_NEVER_READY
-from kcontrol.testing.cluster import ALL_CONTROLLERS, WITHOUT_WORKLOAD_CONTROLLERS, Cluster
 from kcontrol_controllers.deployment import SPEC as DEPLOYMENT_SPEC
 from kcontrol_controllers.replicaset import SPEC as REPLICASET_SPEC
 from tests.controllers.cluster_helpers import (

@@ -23,8 +23,7 @@ from kcontrol.errors import (
     TooManyRequests,
 )
 from kcontrol.events import EventBroadcaster
-from kcontrol.testing._actions import Action
-from kcontrol.testing._fake import FakeClient
+from kcontrol.testing import Action, FakeClient
 
 POD: dict[str, Any] = {
     "apiVersion": "v1",

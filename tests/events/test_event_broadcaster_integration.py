@@ -11,8 +11,8 @@ import pytest
 from prometheus_client import CollectorRegistry
 
 from kcontrol.client import CONFIGMAPS, EVENTS, NAMESPACES, ApiClient, ClientConfig, ListOptions
+from kcontrol.envtest import ControlPlane
 from kcontrol.events import EventBroadcaster, object_reference
-from kcontrol.testing.envtest import ControlPlane
 
 pytestmark = pytest.mark.integration
 

@@ -25,7 +25,7 @@ from website_helpers import (
 
 from examples.website import WEBSITES
 from kcontrol.client import DEPLOYMENTS, SERVICES, ApiClient, PatchType, load_config
-from kcontrol.testing.envtest import ControlPlane
+from kcontrol.envtest import ControlPlane
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 

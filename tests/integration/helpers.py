@@ -28,10 +28,10 @@ from kcontrol.client import (
     Object,
     StaticTokenAuth,
 )
+from kcontrol.envtest import ControlPlane
 from kcontrol.errors import KcontrolError
 from kcontrol.informers import DeletedFinalStateUnknown, SharedIndexInformer
-from kcontrol.testing import FaultProxy, ProxiedRequest
-from kcontrol.testing.envtest import ControlPlane
+from kcontrol.testing.faults import FaultProxy, ProxiedRequest
 
 SYNC_TIMEOUT = 30.0
 """Seconds an informer gets for its first sync (it may have to back off first)."""

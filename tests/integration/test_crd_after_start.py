@@ -18,10 +18,10 @@ import pytest
 
 from kcontrol.client import CUSTOMRESOURCEDEFINITIONS, ApiClient, Object, Resource
 from kcontrol.discovery import DynamicRESTMapper, NoKindMatch
+from kcontrol.envtest import ControlPlane
 from kcontrol.errors import KcontrolError, NotFound
 from kcontrol.informers import SharedIndexInformer
 from kcontrol.testing import capture_logs
-from kcontrol.testing.envtest import ControlPlane
 
 from .helpers import new_client, poll, running
 

@@ -25,6 +25,7 @@ from typing import Any
 import pytest
 
 from kcontrol.client import CONFIGMAPS, ApiClient, ListOptions, Object, Resource, WatchEvent
+from kcontrol.envtest import ControlPlane
 from kcontrol.errors import Gone
 from kcontrol.informers import (
     DeletedFinalStateUnknown,
@@ -33,7 +34,6 @@ from kcontrol.informers import (
     ReflectorOptions,
     SharedIndexInformer,
 )
-from kcontrol.testing.envtest import ControlPlane
 
 from .helpers import (
     Recorder,

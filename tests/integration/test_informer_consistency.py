@@ -24,8 +24,8 @@ from collections.abc import Iterator
 import pytest
 
 from kcontrol.client import CONFIGMAPS, ApiClient, ListOptions
+from kcontrol.envtest import ControlPlane
 from kcontrol.informers import DeletedFinalStateUnknown, SharedIndexInformer
-from kcontrol.testing.envtest import ControlPlane
 
 from .helpers import (
     Recorder,

@@ -17,9 +17,9 @@ from __future__ import annotations
 from aiohttp import web
 
 from kcontrol.client import CONFIGMAPS
+from kcontrol.envtest import ControlPlane
 from kcontrol.errors import TooManyRequests
 from kcontrol.informers import ReflectorOptions, SharedIndexInformer
-from kcontrol.testing.envtest import ControlPlane
 
 from .helpers import (
     Recorder,

@@ -13,8 +13,8 @@ from __future__ import annotations
 import time
 
 from kcontrol.client import CONFIGMAPS
+from kcontrol.envtest import ControlPlane
 from kcontrol.informers import DeletedFinalStateUnknown, ReflectorOptions, SharedIndexInformer
-from kcontrol.testing.envtest import ControlPlane
 
 from .helpers import (
     Recorder,

@@ -20,8 +20,8 @@ import pytest
 from aiohttp import web
 
 from kcontrol.client import CONFIGMAPS, PODS, Object
+from kcontrol.envtest import ControlPlane
 from kcontrol.informers import ReflectorOptions, SharedInformerFactory
-from kcontrol.testing.envtest import ControlPlane
 
 from .helpers import (
     Recorder,

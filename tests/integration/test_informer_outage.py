@@ -16,9 +16,9 @@ from __future__ import annotations
 import pytest
 
 from kcontrol.client import CONFIGMAPS
+from kcontrol.envtest import ControlPlane
 from kcontrol.errors import ApiConnectionError
 from kcontrol.informers import DeletedFinalStateUnknown, SharedIndexInformer
-from kcontrol.testing.envtest import ControlPlane
 
 from .helpers import (
     Recorder,

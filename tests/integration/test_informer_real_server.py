@@ -17,12 +17,12 @@ from __future__ import annotations
 from collections import Counter
 
 from kcontrol.client import CONFIGMAPS
+from kcontrol.envtest import ControlPlane
 from kcontrol.informers import (
     DeletedFinalStateUnknown,
     ReflectorOptions,
     SharedIndexInformer,
 )
-from kcontrol.testing.envtest import ControlPlane
 
 from .helpers import (
     Recorder,

@@ -16,8 +16,8 @@ import asyncio
 import time
 
 from kcontrol.client import CONFIGMAPS, Object
+from kcontrol.envtest import ControlPlane
 from kcontrol.informers import ReflectorOptions, ResourceEventHandlerFuncs, SharedIndexInformer
-from kcontrol.testing.envtest import ControlPlane
 
 from .helpers import (
     Recorder,

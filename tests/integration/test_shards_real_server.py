@@ -17,9 +17,9 @@ from kcontrol.client import (
     ShardSelector,
     shard_selector,
 )
+from kcontrol.envtest import ControlPlane
 from kcontrol.informers import SharedInformerFactory, _shard_filter
 from kcontrol.testing import capture_logs
-from kcontrol.testing.envtest import ControlPlane
 
 from .helpers import configmap, namespaces, new_client, poll, running
 

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 import yaml
 
-from kcontrol.testing.envtest import ControlPlaneError, find_binary
+from kcontrol.envtest import ControlPlaneError, find_binary
 
 ROOT = Path(__file__).resolve().parents[2]
 PROMETHEUS = ROOT / "deploy" / "prometheus"

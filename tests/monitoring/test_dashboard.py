@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 import yaml
 
-from kcontrol.testing.envtest import find_binary
+from kcontrol.envtest import find_binary
 from tests.monitoring.monitoring_helpers import (
     DASHBOARD,
     PROMETHEUS,

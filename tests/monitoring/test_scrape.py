@@ -16,7 +16,7 @@ import yaml
 from prometheus_client.parser import text_string_to_metric_families
 
 from kcontrol.client import DEPLOYMENTS
-from kcontrol.testing.cluster import Cluster
+from kcontrol.envtest.cluster import Cluster
 from tests.controllers.cluster_helpers import WITHIN, deployment, wait_complete
 from tests.integration.helpers import new_client, poll
 from tests.monitoring.monitoring_helpers import (

@@ -11,9 +11,8 @@ from collections.abc import AsyncIterator, Iterator
 import pytest
 
 from kcontrol.client import DEPLOYMENTS, ApiClient, PatchType
+from kcontrol.envtest.cluster import READY_DELAY_ANNOTATION, Cluster
 from kcontrol.manager import Manager
-from kcontrol.testing import READY_DELAY_ANNOTATION
-from kcontrol.testing.cluster import Cluster
 from kcontrol_controllers.deployment import SPEC as DEPLOYMENT_SPEC
 from kcontrol_controllers.replicaset import SPEC as REPLICASET_SPEC
 from tests.controllers.cluster_helpers import WITHIN, running_manager

@@ -33,8 +33,8 @@ from kcontrol.client import (
     Object,
     encode_json,
 )
+from kcontrol.envtest.cluster import Cluster
 from kcontrol.testing import capture_logs
-from kcontrol.testing.cluster import Cluster
 from kcontrol_controllers.configrestart import KCONTROL, SPEC, HmacKey
 from kcontrol_controllers.deployment import SPEC as DEPLOYMENT_SPEC
 from kcontrol_controllers.replicaset import SPEC as REPLICASET_SPEC

@@ -1,6 +1,6 @@
 """kcontrol's CronJob controller on the test cluster, with kcontrol's Job controller running
 the Jobs (kwok plays each container from its command: ``exit N``, ``sleep N``; see
-:mod:`kcontrol.testing._kwok_job`).
+:mod:`kcontrol.envtest.cluster._kwok_job`).
 
 kube-controller-manager's own cronjob-controller and job-controller are switched off for each
 test (and put back after). Schedules fire once a minute, so the CronJobs of the policies run
@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 
 from kcontrol.client import CRONJOBS, JOBS, ApiClient, Object
+from kcontrol.envtest.cluster import Cluster
 from kcontrol.manager import Manager
-from kcontrol.testing.cluster import Cluster
 from kcontrol_controllers.cronjob import NAME, SCHEDULED_TIMESTAMP_ANNOTATION, SPEC
 from kcontrol_controllers.job import NAME as JOB_CONTROLLER
 from kcontrol_controllers.job import SPEC as JOB_SPEC

@@ -17,10 +17,9 @@ import datetime
 import pytest
 
 from kcontrol.client import DEPLOYMENTS, REPLICASETS, ApiClient, Object, PatchType, Resource
+from kcontrol.envtest.cluster import BEHAVIOR_LABEL, BEHAVIOR_NEVER_READY, Cluster
 from kcontrol.errors import Invalid, NotFound
 from kcontrol.manager import Manager
-from kcontrol.testing import BEHAVIOR_LABEL, BEHAVIOR_NEVER_READY
-from kcontrol.testing.cluster import Cluster
 from tests.controllers.cluster_helpers import (
     HASH,
     REVISION,

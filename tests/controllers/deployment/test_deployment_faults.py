@@ -17,8 +17,8 @@ from collections.abc import AsyncIterator
 import pytest
 
 from kcontrol.client import DEPLOYMENTS, REPLICASETS, ApiClient, Object, Resource
+from kcontrol.envtest.cluster import Cluster
 from kcontrol.errors import ApiError
-from kcontrol.testing.cluster import Cluster
 from kcontrol_controllers.deployment import SPEC as DEPLOYMENT_SPEC
 from kcontrol_controllers.replicaset import SPEC as REPLICASET_SPEC
 from tests.controllers.cluster_helpers import (

@@ -13,7 +13,7 @@ import asyncio
 import pytest
 
 from kcontrol.client import DEPLOYMENTS, ApiClient
-from kcontrol.testing.cluster import Cluster
+from kcontrol.envtest.cluster import Cluster
 from tests.controllers.cluster_helpers import (
     REVISION,
     WITHIN,

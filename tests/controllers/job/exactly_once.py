@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from kcontrol.client import JOBS, PODS, ApiClient, ListOptions, Object, Resource
-from kcontrol.testing.cluster import Cluster
+from kcontrol.envtest.cluster import Cluster
 from kcontrol_controllers.job import JOB_TRACKING_FINALIZER, NAME
 from tests.controllers.cluster_helpers import WITHIN, without_kcm_controllers
 from tests.integration.helpers import poll
@@ -96,7 +96,7 @@ class JobCase:
 
 def job_manifest(name: str, script: str, **spec: Any) -> Object:
     """A Job whose one container runs ``sh -c script`` (played by kwok: see
-    :mod:`kcontrol.testing._kwok_job`), never restarted."""
+    :mod:`kcontrol.envtest.cluster._kwok_job`), never restarted."""
     return {
         "apiVersion": "batch/v1",
         "kind": "Job",

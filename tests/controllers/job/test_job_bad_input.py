@@ -27,7 +27,7 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from kcontrol.client import JOBS, RESOURCEQUOTAS, ApiClient
-from kcontrol.testing.cluster import Cluster
+from kcontrol.envtest.cluster import Cluster
 from kcontrol_controllers.job import NAME, SPEC
 from tests.controllers.cluster_helpers import WITHIN, events_for, running_manager
 from tests.controllers.job.exactly_once import (

@@ -1,6 +1,6 @@
 """kcontrol's Job controller on the test cluster, where kwok plays each Job container from its
 command (``exit N``, sleeps, tests of ``$JOB_COMPLETION_INDEX``; see
-:mod:`kcontrol.testing._kwok_job`).
+:mod:`kcontrol.envtest.cluster._kwok_job`).
 
 kube-controller-manager's own job-controller is switched off for the module (and put back
 after), so only kcontrol's manages the Jobs; its garbage collector, scheduler and kwok keep
@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from kcontrol.client import JOBS, ApiClient, ListOptions, Object
-from kcontrol.testing.cluster import Cluster
+from kcontrol.envtest.cluster import Cluster
 from kcontrol_controllers.job import JOB_TRACKING_FINALIZER, NAME, SPEC
 from tests.controllers.cluster_helpers import WITHIN, events_for, pods_of, running_manager
 from tests.controllers.job.exactly_once import without_kcms_job_controller

@@ -27,7 +27,7 @@ import pytest
 from aiohttp import web
 
 from kcontrol.client import JOBS, ApiClient
-from kcontrol.testing.cluster import Cluster
+from kcontrol.envtest.cluster import Cluster
 from tests.controllers.job.exactly_once import (
     History,
     JobManagerProcess,

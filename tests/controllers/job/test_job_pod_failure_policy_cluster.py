@@ -30,8 +30,7 @@ from typing import Any
 import pytest
 
 from kcontrol.client import JOBS, PODS, ApiClient, Object
-from kcontrol.testing import BEHAVIOR_FAIL, BEHAVIOR_LABEL, FAIL_DELAY_ANNOTATION
-from kcontrol.testing.cluster import Cluster
+from kcontrol.envtest.cluster import BEHAVIOR_FAIL, BEHAVIOR_LABEL, FAIL_DELAY_ANNOTATION, Cluster
 from kcontrol_controllers.job import NAME, SPEC
 from tests.controllers.cluster_helpers import WITHIN, events_for, pods_of, running_manager
 from tests.controllers.job.exactly_once import (

@@ -16,9 +16,8 @@ from typing import Any
 import pytest
 
 from kcontrol.client import JOBS, PODS, ApiClient, Object
+from kcontrol.envtest.cluster import DELETE_DELAY_ANNOTATION, Cluster
 from kcontrol.errors import NotFound
-from kcontrol.testing import DELETE_DELAY_ANNOTATION
-from kcontrol.testing.cluster import Cluster
 from kcontrol_controllers.ttlafterfinished import NAME, SPEC
 from tests.controllers.cluster_helpers import WITHIN, running_manager, without_kcm_controllers
 from tests.integration.helpers import poll

@@ -26,12 +26,12 @@ API server where a controller can observe the difference:
   write changes status only, as a custom resource's does.)
 - server-side apply (``patch_type=PatchType.APPLY``) creates the object when it does not
   exist, merges the applied configuration, and keeps ``metadata.managedFields`` with the
-  server's rules and format (:mod:`kcontrol.testing._fieldmanager`): conflicts with other
-  managers' fields (409 unless ``force``), removal of fields the applier stopped applying;
-  creates, updates and non-apply patches record their changes under their field manager
-  (operation ``Update``). Lists and maps merge as :mod:`kcontrol.testing._shape` describes;
-  no defaulting is done (the real server fills in defaults of built-in kinds, and its
-  managedFields then own them too);
+  server's rules and format (:mod:`kcontrol.testing.fake._ssa._fieldmanager`): conflicts with
+  other managers' fields (409 unless ``force``), removal of fields the applier stopped
+  applying; creates, updates and non-apply patches record their changes under their field
+  manager (operation ``Update``). Lists and maps merge as
+  :mod:`kcontrol.testing.fake._ssa._shape` describes; no defaulting is done (the real server
+  fills in defaults of built-in kinds, and its managedFields then own them too);
 - delete checks ``uid``/``resourceVersion`` preconditions; an object with finalizers only gets
   a ``deletionTimestamp``, and is removed once an update drops its last finalizer (no new
   finalizers may be added meanwhile).
@@ -89,17 +89,19 @@ from kcontrol.errors import (
     NotFound,
     ServerTimeout,
 )
-from kcontrol.testing._apply import (
+from kcontrol.testing.fake._filter import ObjectFilter
+from kcontrol.testing.fake._patch import apply_patch
+from kcontrol.testing.fake._ssa import (
     DEFAULT_FIELD_MANAGER,
+    BuiltinShape,
+    SchemaShape,
+    Shape,
     apply_config,
     check_write_options,
     record_apply,
     record_update,
 )
-from kcontrol.testing._filter import ObjectFilter
-from kcontrol.testing._patch import apply_patch
-from kcontrol.testing._shape import BuiltinShape, SchemaShape, Shape
-from kcontrol.testing._strategy import (
+from kcontrol.testing.fake._strategy import (
     WITHOUT_GENERATION,
     check_preconditions,
     copy_object,
@@ -112,7 +114,7 @@ from kcontrol.testing._strategy import (
     set_kind,
     set_scope,
 )
-from kcontrol.testing._watch import ADDED, DELETED, MODIFIED, Watcher
+from kcontrol.testing.fake._watch import ADDED, DELETED, MODIFIED, Watcher
 
 __all__ = ["STATUS_SUBRESOURCES", "ObjectTracker"]
 
@@ -488,7 +490,7 @@ class ObjectTracker:
         field_manager: str | None = None,
         force: bool | None = None,
     ) -> Object:
-        """Apply ``patch`` to the stored object (see :mod:`kcontrol.testing._patch` for the
+        """Apply ``patch`` to the stored object (see :mod:`kcontrol.testing.fake._patch` for the
         supported patch types). A patch that sets ``metadata.resourceVersion`` or
         ``metadata.uid`` makes it a precondition, as on the real server.
 

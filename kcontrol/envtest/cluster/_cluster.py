@@ -1,54 +1,7 @@
-"""A whole Kubernetes cluster on loopback for controller tests: the control plane plus
-kube-scheduler, kube-controller-manager and kwok's fake nodes.
-
-::
-
-    async with Cluster(nodes=3) as cluster:
-        cluster.kubectl("get", "nodes")              # kwok nodes, Ready
-        await cluster.stop_component(KUBE_SCHEDULER)  # pods stay Pending
-        await cluster.start_component(KUBE_SCHEDULER)
-
-What runs, all built by ``hack/build-k8s.sh cluster`` from the same Kubernetes release:
-
-- etcd and kube-apiserver as :class:`~kcontrol.testing.envtest.ControlPlane` starts them, with
-  the ServiceAccount admission plugin on (kube-controller-manager creates each namespace's
-  ``default`` ServiceAccount, as in any cluster);
-- kube-scheduler, binding pods to nodes;
-- kube-controller-manager with ``--controllers`` :data:`WITHOUT_WORKLOAD_CONTROLLERS` by
-  default (``*,-deployment-controller,-replicaset-controller``: the garbage collector,
-  namespace, service-account and every other controller keep running, the two kcontrol
-  replaces do not); :data:`ALL_CONTROLLERS` runs KCM's own, for comparisons and takeovers, and
-  :meth:`Cluster.set_controller_manager_controllers` switches on a running cluster;
-- kwok (sigs.k8s.io/kwok) playing kubelet for fake nodes: pods go Pending -> Running -> Ready
-  after ``pod_ready_delay``, or fail, never get ready or crash-loop as their labels ask
-  (the ``kwok.kcontrol.io/...`` labels and annotations exported by :mod:`kcontrol.testing`).
-
-kwok runs no containers, so a Job's container is emulated from the pod spec, for pods with
-``restartPolicy`` ``Never`` or ``OnFailure`` and no behaviour label (the full grammar is in
-:mod:`kcontrol.testing._kwok_job`). The first container's ``command`` + ``args`` (a shell's
-``-c`` script split at ``;``, newlines and ``&&``) is read in order:
-
-- ``exit N`` ends with code ``N``; ``false`` / ``/bin/false`` with 1;
-- ``sleep infinity`` (and the ``pause`` image) keeps the container running; ``sleep N[smhd]``
-  adds to its run time;
-- ``if [ "$JOB_COMPLETION_INDEX" = "K" ]; then ...; [else ...;] fi`` (also ``==``, ``!=``,
-  ``-eq``, ``-ne``, ``[[ ]]``, ``test``) takes a branch by the pod's
-  ``batch.kubernetes.io/job-completion-index`` annotation (``$JOB_COMPLETION_INDEX``,
-  ``${...}`` and ``$(...)`` are replaced by it anywhere);
-- anything else succeeds; a program that ends without an ``exit`` exits 0.
-
-kwok writes the decision on the pod (``kwok.kcontrol.io/exit-code``: a number or ``none``;
-``kwok.kcontrol.io/run-time``: the sleeps, when any; set either in a pod template to decide
-by hand). After the run time (default 1 s) from Running: exit 0 -> pod ``Succeeded``,
-container ``terminated`` with exit code 0, reason ``Completed``; otherwise with
-``restartPolicy: Never`` -> pod ``Failed``, the container's ``terminated.exitCode`` is the code,
-reason ``Error``; with ``OnFailure`` -> the container restarts (``restartCount`` + 1,
-``lastState.terminated`` with the code), the pod stays ``Running``, again after each run time.
-A deleted Job pod that still has finalizers is killed (``Failed``, exit code 137) after its
-delete delay. ``restartPolicy: Always`` pods are played as before, whatever their command.
-
-Every component runs in its own session with its log in :attr:`Cluster.directory`, managed
-without an event loop (as the control plane is), so one cluster can serve many tests.
+"""A :class:`~kcontrol.envtest.ControlPlane` grown into a cluster: :class:`Cluster` starts
+kube-scheduler, kube-controller-manager and kwok after etcd and kube-apiserver, each a child
+process with its log in the cluster's directory, creates kwok's nodes and waits until they
+are Ready. What runs, and how kwok plays pods: :mod:`kcontrol.envtest.cluster`.
 """
 
 from __future__ import annotations
@@ -57,7 +10,6 @@ import asyncio
 import contextlib
 import json
 import signal
-import sys
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
@@ -65,18 +17,11 @@ from typing import Any
 
 import aiohttp
 
-from kcontrol.testing._kwok import kwok_config, node_manifest
-from kcontrol.testing.envtest import (
-    ControlPlane,
-    ControlPlaneError,
-    CRDSource,
-    _free_port,
-    _parse_command_line,
-    _Process,
-    _tail,
-    find_binary,
-    run_command,
-)
+from kcontrol.envtest._command import parse_command_line, run_command
+from kcontrol.envtest._controlplane import ControlPlane
+from kcontrol.envtest._crds import CRDSource
+from kcontrol.envtest._process import ControlPlaneError, Process, find_binary, free_port, tail
+from kcontrol.envtest.cluster._kwok import kwok_config, node_manifest
 
 __all__ = [
     "ALL_CONTROLLERS",
@@ -114,7 +59,7 @@ class Cluster(ControlPlane):
       the defaults, so a later flag wins; ``extra_apiserver_args`` and ``feature_gates`` as for
       the control plane.
     - ``crds``: CustomResourceDefinitions installed once the apiserver is up, before the other
-      components start (see :class:`~kcontrol.testing.envtest.ControlPlane`).
+      components start (see :class:`~kcontrol.envtest.ControlPlane`).
 
     Start-up raises :class:`ControlPlaneError` with the failing component's log tail.
     """
@@ -144,7 +89,7 @@ class Cluster(ControlPlane):
         self.pod_ready_delay = pod_ready_delay
         self.controllers = tuple(controllers)
         self.extra_args = {name: list(args) for name, args in (extra_args or {}).items()}
-        self._components: dict[str, _Process] = {}
+        self._components: dict[str, Process] = {}
         self._ports: dict[str, int] = {}
         self._node_count = 0
 
@@ -224,7 +169,7 @@ class Cluster(ControlPlane):
                     raise ControlPlaneError(
                         f"serviceaccount {namespace}/{name} not created in time; "
                         f"kube-controller-manager log tail:\n"
-                        f"{_tail(self.component_log(KUBE_CONTROLLER_MANAGER))}"
+                        f"{tail(self.component_log(KUBE_CONTROLLER_MANAGER))}"
                     )
                 await asyncio.sleep(0.1)
 
@@ -237,9 +182,9 @@ class Cluster(ControlPlane):
         try:
             (self.directory / "kwok.yaml").write_text(kwok_config(ready_delay=self.pod_ready_delay))
             for name in COMPONENTS:
-                self._ports[name] = _free_port()
+                self._ports[name] = free_port()
                 log = self.component_log(name)
-                self._components[name] = _Process(name, [str(binaries[name])], log)
+                self._components[name] = Process(name, [str(binaries[name])], log)
             for name in COMPONENTS:
                 process = self._components[name]
                 process.argv = self._argv(name)
@@ -264,7 +209,7 @@ class Cluster(ControlPlane):
     def _admission_args(self) -> list[str]:
         return []  # every default admission plugin, ServiceAccount included
 
-    def _component(self, name: str) -> _Process:
+    def _component(self, name: str) -> Process:
         try:
             return self._components[name]
         except KeyError:
@@ -329,7 +274,7 @@ class Cluster(ControlPlane):
                     last = str(error)
                 await asyncio.sleep(0.2)
         raise ControlPlaneError(
-            f"{name} not healthy ({last}); log tail:\n{_tail(self.component_log(name))}"
+            f"{name} not healthy ({last}); log tail:\n{tail(self.component_log(name))}"
         )
 
     def _session(self) -> aiohttp.ClientSession:
@@ -352,7 +297,7 @@ class Cluster(ControlPlane):
             if time.monotonic() > deadline:
                 raise ControlPlaneError(
                     f"nodes {sorted(pending)} not Ready in time; kwok log tail:\n"
-                    f"{_tail(self.component_log(KWOK))}"
+                    f"{tail(self.component_log(KWOK))}"
                 )
             await asyncio.sleep(0.2)
 
@@ -373,13 +318,9 @@ async def _request(
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m kcontrol.testing.cluster [--crds PATH]... [--] COMMAND ARGS...``: run a
+    """``python -m kcontrol.envtest.cluster [--crds PATH]... [--] COMMAND ARGS...``: run a
     command against a local cluster (control plane, scheduler, KCM without its deployment
     and replicaset controllers, three kwok nodes) with those CRDs installed; see
-    :mod:`kcontrol.testing.envtest`."""
-    crds, command = _parse_command_line(argv, module="kcontrol.testing.cluster")
+    :mod:`kcontrol.envtest`."""
+    crds, command = parse_command_line(argv, module="kcontrol.envtest.cluster")
     return run_command(Cluster(crds=crds), command)
-
-
-if __name__ == "__main__":
-    sys.exit(main())

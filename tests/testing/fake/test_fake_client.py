@@ -36,8 +36,7 @@ from kcontrol.errors import (
     TooManyRequests,
     is_resource_expired,
 )
-from kcontrol.testing._actions import Action
-from kcontrol.testing._fake import FakeClient
+from kcontrol.testing import Action, FakeClient
 
 WIDGETS = Resource("example.com", "v1", "widgets", "Widget")
 CLUSTER_WIDGETS = Resource("example.com", "v1", "clusterwidgets", "ClusterWidget", False)

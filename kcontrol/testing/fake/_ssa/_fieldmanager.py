@@ -36,7 +36,7 @@ import orjson
 
 from kcontrol.client import Object
 from kcontrol.errors import Conflict
-from kcontrol.testing._fieldpath import (
+from kcontrol.testing.fake._ssa._fieldpath import (
     FieldSet,
     Path,
     decode_fields_v1,
@@ -44,8 +44,8 @@ from kcontrol.testing._fieldpath import (
     encode_fields_v1,
     iterate,
 )
-from kcontrol.testing._shape import Shape
-from kcontrol.testing._typed import (
+from kcontrol.testing.fake._ssa._shape import Shape
+from kcontrol.testing.fake._ssa._typed import (
     compare,
     ensure_named_fields,
     field_set,

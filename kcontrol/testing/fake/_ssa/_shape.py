@@ -28,7 +28,7 @@ from collections.abc import Mapping
 from typing import Any, Final, Literal, Protocol
 
 from kcontrol.errors import Invalid
-from kcontrol.testing._fieldpath import PathElement, key_element, value_element
+from kcontrol.testing.fake._ssa._fieldpath import PathElement, key_element, value_element
 
 __all__ = ["KEYED_LISTS", "BuiltinShape", "ListKind", "SchemaShape", "Shape"]
 

@@ -1,8 +1,8 @@
 """The fake API server's field management per write: which manager a write is recorded
 under, which fields a write through the main resource or the status subresource may own,
 the checks on a server-side apply request, and the ``managedFields`` a create, update,
-patch or apply leaves on the object (see :mod:`kcontrol.testing._fieldmanager` for the
-ownership rules themselves).
+patch or apply leaves on the object (see :mod:`kcontrol.testing.fake._ssa._fieldmanager` for
+the ownership rules themselves).
 
 An apply to an object without managedFields (seeded without them, or cleared) first
 records all of the object's fields under :data:`BEFORE_FIRST_APPLY`, as the server does: an
@@ -26,7 +26,7 @@ import yaml
 from kcontrol.client import Object, Resource
 from kcontrol.client._decode import decode_json, encode_json
 from kcontrol.errors import BadRequest, Invalid
-from kcontrol.testing._fieldmanager import (
+from kcontrol.testing.fake._ssa._fieldmanager import (
     APPLY,
     UPDATE,
     FieldManager,
@@ -36,8 +36,8 @@ from kcontrol.testing._fieldmanager import (
     encode_managed_fields,
     is_reset,
 )
-from kcontrol.testing._fieldpath import Path
-from kcontrol.testing._shape import Shape
+from kcontrol.testing.fake._ssa._fieldpath import Path
+from kcontrol.testing.fake._ssa._shape import Shape
 
 __all__ = [
     "BEFORE_FIRST_APPLY",

@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 
 from kcontrol.client import NAMESPACES, Client, Object, Resource
+from kcontrol.envtest import ControlPlane
 from kcontrol.testing import FakeClient
-from kcontrol.testing.envtest import ControlPlane
 
 GROUP = "parity.kcontrol.io"
 

@@ -14,6 +14,8 @@ forwards every request and streams every response (watches included) until told 
 - :meth:`FaultProxy.drop_connections` closes every open stream at once.
 
 Every request is recorded in :attr:`FaultProxy.requests` so tests can bound the request rate.
+
+Needs aiohttp (the ``testing`` extra).
 """
 
 from __future__ import annotations

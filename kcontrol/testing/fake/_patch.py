@@ -20,8 +20,8 @@
   * every other list is replaced wholesale, as in a merge patch.
 
 - Server-side apply (:attr:`PatchType.APPLY`) is not a patch of this module: the tracker
-  serves it with field ownership (:mod:`kcontrol.testing._apply`); :func:`apply_patch` refuses
-  it with a 415 ``UnsupportedMediaType`` :class:`ApiError`.
+  serves it with field ownership (:mod:`kcontrol.testing.fake._ssa`); :func:`apply_patch`
+  refuses it with a 415 ``UnsupportedMediaType`` :class:`ApiError`.
 
 The functions may modify and reuse ``target``: callers pass a private copy.
 """
@@ -35,6 +35,7 @@ import orjson
 
 from kcontrol.client import Object, PatchType
 from kcontrol.client._decode import decode_json, encode_json
+from kcontrol.controllerutil._merge import json_equal
 from kcontrol.errors import ApiError, BadRequest, Invalid
 
 __all__ = [
@@ -152,7 +153,7 @@ def json_patch(document: Any, operations: list[Any]) -> Any:
             document = _add(document, _pointer(path), value)
         elif op == "test":
             actual = _get(document, _pointer(path))
-            if not _json_equal(actual, operation["value"]):
+            if not json_equal(actual, operation["value"]):
                 raise Invalid(f"testing value {path!r} failed")
         else:
             raise Invalid(f"unexpected JSON patch operation {op!r}")
@@ -232,17 +233,6 @@ def _remove(document: Any, tokens: list[str]) -> tuple[Any, Any]:
     if isinstance(parent, list):
         return document, parent.pop(_index(parent, last))
     raise Invalid(f"cannot remove /{'/'.join(tokens)}: parent is not a container")
-
-
-def _json_equal(a: Any, b: Any) -> bool:
-    """Equality of JSON values, where ``true`` is not ``1``."""
-    if isinstance(a, bool) or isinstance(b, bool):
-        return type(a) is type(b) and a == b
-    if isinstance(a, dict) and isinstance(b, dict):
-        return a.keys() == b.keys() and all(_json_equal(a[k], b[k]) for k in a)
-    if isinstance(a, list) and isinstance(b, list):
-        return len(a) == len(b) and all(_json_equal(x, y) for x, y in zip(a, b, strict=True))
-    return bool(a == b)
 
 
 # -- strategic merge (subset) ---------------------------------------------------------------

@@ -17,14 +17,14 @@ from typing import Any, NamedTuple
 import pytest
 
 from kcontrol.client import PODS, ApiClient, Object
-from kcontrol.errors import NotFound
-from kcontrol.testing import (
+from kcontrol.envtest.cluster import (
     DELETE_DELAY_ANNOTATION,
     EXIT_CODE_ANNOTATION,
     RUN_TIME_ANNOTATION,
+    Cluster,
 )
-from kcontrol.testing._kwok import kwok_config
-from kcontrol.testing.cluster import Cluster
+from kcontrol.envtest.cluster._kwok import kwok_config
+from kcontrol.errors import NotFound
 from tests.integration.helpers import new_client, poll
 
 WITHIN = 60.0

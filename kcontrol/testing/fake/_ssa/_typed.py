@@ -13,10 +13,11 @@ from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from kcontrol.controllerutil._merge import json_equal
 from kcontrol.errors import Invalid
-from kcontrol.testing._fieldpath import FieldSet, Path, PathElement, Trie, trie
-from kcontrol.testing._fieldpath import field as field_element
-from kcontrol.testing._shape import Shape
+from kcontrol.testing.fake._ssa._fieldpath import FieldSet, Path, PathElement, Trie, trie
+from kcontrol.testing.fake._ssa._fieldpath import field as field_element
+from kcontrol.testing.fake._ssa._shape import Shape
 
 __all__ = [
     "MISSING",
@@ -44,17 +45,6 @@ class _Missing:
 
 MISSING: Final = _Missing()
 """An absent value (``None`` is JSON null)."""
-
-
-def _json_equal(a: Any, b: Any) -> bool:
-    """Equality of JSON values, where ``true`` is not ``1``."""
-    if isinstance(a, bool) or isinstance(b, bool):
-        return type(a) is type(b) and a == b
-    if isinstance(a, dict) and isinstance(b, dict):
-        return a.keys() == b.keys() and all(_json_equal(a[k], b[k]) for k in a)
-    if isinstance(a, list) and isinstance(b, list):
-        return len(a) == len(b) and all(_json_equal(x, y) for x, y in zip(a, b, strict=True))
-    return bool(a == b)
 
 
 # -- field sets ----------------------------------------------------------------------------
@@ -158,7 +148,7 @@ def _compare_leaf(old: Any, new: Any, path: Path, out: Comparison) -> None:
         out.added.add(path)
     elif new is MISSING:
         out.removed.add(path)
-    elif not _json_equal(old, new):
+    elif not json_equal(old, new):
         out.modified.add(path)
 
 
@@ -178,7 +168,7 @@ def _compare_items(old: Any, new: Any, shape: Shape, path: Path, out: Comparison
                 out,
             )
         elif len(before) >= 2 and len(after) >= 2:
-            if not _json_equal(before, after):
+            if not json_equal(before, after):
                 out.modified.add(item_path)
         elif len(before) >= 2:
             if after:

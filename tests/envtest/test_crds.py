@@ -1,6 +1,6 @@
 """CRD installation (controller-runtime envtest's CRDInstallOptions): reading files,
 directories and dicts; installing into the control plane and waiting until served; the
-timeout naming the CRD; uninstalling; ``python -m kcontrol.testing.envtest --crds``."""
+timeout naming the CRD; uninstalling; ``python -m kcontrol.envtest --crds``."""
 
 from __future__ import annotations
 
@@ -17,10 +17,10 @@ import pytest
 import yaml
 
 from kcontrol.client import CUSTOMRESOURCEDEFINITIONS, ListOptions, Object, Resource
+from kcontrol.envtest import ControlPlane, ControlPlaneError, load_crds, served_versions
+from kcontrol.envtest._command import parse_command_line
 from kcontrol.errors import NotFound
 from kcontrol.testing import FakeClient
-from kcontrol.testing._crds import load_crds, served_versions
-from kcontrol.testing.envtest import ControlPlane, ControlPlaneError, _parse_command_line
 
 
 def crd(plural: str, group: str = "crds.kcontrol.io", *, kind: str | None = None) -> Object:
@@ -147,12 +147,12 @@ async def test_fake_client_serves_the_crds_versions() -> None:
 
 
 def test_command_line() -> None:
-    assert _parse_command_line(["--crds", "a", "--crds", "b", "--", "kubectl", "--x"]) == (
+    assert parse_command_line(["--crds", "a", "--crds", "b", "--", "kubectl", "--x"]) == (
         ["a", "b"],
         ["kubectl", "--x"],
     )
-    assert _parse_command_line(["pytest", "-k", "x"]) == ([], ["pytest", "-k", "x"])
-    assert _parse_command_line([]) == ([], [])
+    assert parse_command_line(["pytest", "-k", "x"]) == ([], ["pytest", "-k", "x"])
+    assert parse_command_line([]) == ([], [])
 
 
 # -- installing ------------------------------------------------------------------------------
@@ -241,7 +241,7 @@ def test_envtest_command_line_installs_crds_before_the_command(tmp_path: Path) -
         [
             sys.executable,
             "-m",
-            "kcontrol.testing.envtest",
+            "kcontrol.envtest",
             "--crds",
             str(tmp_path),
             "--",

@@ -13,9 +13,9 @@ import pytest
 from kubernetes_asyncio import client, watch
 from kubernetes_asyncio.client.exceptions import ApiException
 
-import kcontrol.testing.envtest as envtest
+import kcontrol.envtest._controlplane as controlplane
 from kcontrol.client import NAMESPACES
-from kcontrol.testing.envtest import ControlPlane, ControlPlaneError, find_binary
+from kcontrol.envtest import ControlPlane, ControlPlaneError, find_binary
 
 
 def _configmap(name: str, value: str) -> dict[str, object]:
@@ -134,9 +134,9 @@ async def test_a_port_taken_before_the_apiserver_binds_it_is_replaced(
     taken = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     taken.bind(("127.0.0.1", 0))
     taken.listen()
-    real = envtest._free_port
+    real = controlplane.free_port
     picks = iter([real(), real(), taken.getsockname()[1]])  # etcd, its peer, the apiserver
-    monkeypatch.setattr(envtest, "_free_port", lambda: next(picks, None) or real())
+    monkeypatch.setattr(controlplane, "free_port", lambda: next(picks, None) or real())
     try:
         async with ControlPlane(start_timeout=60) as plane:
             assert plane.port != taken.getsockname()[1]

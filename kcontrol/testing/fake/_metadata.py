@@ -1,4 +1,4 @@
-"""The fake's metadata view, made by :meth:`kcontrol.testing.FakeClient.metadata_only`.
+"""The fake's metadata view, made by :meth:`kcontrol.testing.fake.FakeClient.metadata_only`.
 
 What :meth:`ApiClient.metadata_only <kcontrol.client.ApiClient.metadata_only>` gets from a
 real server, made from the fake's whole objects: each object reduced to

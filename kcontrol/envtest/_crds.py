@@ -1,6 +1,6 @@
-"""CustomResourceDefinitions for tests (controller-runtime envtest's ``CRDInstallOptions``):
-read them from files, directories or dicts, install them into a control plane and wait until
-they are served, remove them again, and tell a fake client what they serve.
+"""CustomResourceDefinitions (controller-runtime envtest's ``CRDInstallOptions``): read them
+from files, directories or dicts, install them into a control plane and wait until they are
+served, remove them again, and tell a fake client what they serve.
 
 A *source* is one of:
 
@@ -59,7 +59,8 @@ _log = get_logger(__name__)
 
 
 def load_crds(sources: CRDSource | Iterable[CRDSource]) -> list[Object]:
-    """The CRDs of ``sources`` (one source or several), in order, each named once."""
+    """The CRDs of ``sources`` (one source or several: files, directories or dicts, as
+    :class:`~kcontrol.envtest.ControlPlane` takes them), in order, each named once."""
     if isinstance(sources, str | os.PathLike | Mapping):
         sources = [sources]
     found: dict[str, Object] = {}

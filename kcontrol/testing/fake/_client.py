@@ -14,7 +14,7 @@ on the actions::
 Every call yields to the event loop once before it is served, like a real request would.
 
 The status subresource and server-side apply are served as the real server serves them
-(see :mod:`kcontrol.testing._tracker` for the rules and what is not modelled):
+(see :mod:`kcontrol.testing.fake._tracker` for the rules and what is not modelled):
 
 - which resources have a status subresource: the built-ins that have one, unless
   ``status_subresources`` lists others; :meth:`FakeClient.add_status_subresource` adds one,
@@ -49,14 +49,14 @@ from typing import TYPE_CHECKING, Any
 from kcontrol.client import Client, ListOptions, Object, PatchType, Resource, WatchEvent
 from kcontrol.client._decode import decode_json, encode_json
 from kcontrol.clock import Clock, RealClock, TimerHandle
+from kcontrol.envtest import CRDSource, load_crds, served_versions
 from kcontrol.errors import BadRequest
-from kcontrol.testing._actions import VERBS, Action, Reactor, ReactorRegistration
-from kcontrol.testing._apply import DEFAULT_FIELD_MANAGER
-from kcontrol.testing._crds import CRDSource, load_crds, served_versions
-from kcontrol.testing._metadata import FakeMetadataClient
-from kcontrol.testing._patch import decode_patch
-from kcontrol.testing._tracker import ObjectTracker
-from kcontrol.testing._watch import ScriptedWatch
+from kcontrol.testing.fake._actions import VERBS, Action, Reactor, ReactorRegistration
+from kcontrol.testing.fake._metadata import FakeMetadataClient
+from kcontrol.testing.fake._patch import decode_patch
+from kcontrol.testing.fake._ssa import DEFAULT_FIELD_MANAGER
+from kcontrol.testing.fake._tracker import ObjectTracker
+from kcontrol.testing.fake._watch import ScriptedWatch
 
 __all__ = ["FakeClient"]
 
@@ -71,7 +71,7 @@ class FakeClient:
     :meth:`register` calls), without recording actions, and are stored as given
     (``managedFields`` included). ``crds`` are CustomResourceDefinitions - files,
     directories or dicts, as :meth:`ControlPlane.install_crds
-    <kcontrol.testing.envtest.ControlPlane.install_crds>` takes them - whose served versions
+    <kcontrol.envtest.ControlPlane.install_crds>` takes them - whose served versions
     are registered with their status subresource and schema. ``status_subresources``, if
     given, replaces the built-ins that have a status subresource by exactly those resources
     (CRDs add theirs either way). ``field_manager`` is the manager of creates, updates and
@@ -204,7 +204,7 @@ class FakeClient:
     def metadata_only(self) -> FakeMetadataClient:
         """A reader of ``PartialObjectMetadata`` over this client, as
         :meth:`ApiClient.metadata_only <kcontrol.client.ApiClient.metadata_only>` gives
-        (:mod:`kcontrol.testing._metadata`); its requests are this client's actions."""
+        (:mod:`kcontrol.testing.fake._metadata`); its requests are this client's actions."""
         return FakeMetadataClient(self)
 
     async def get(

@@ -12,15 +12,15 @@ from kcontrol.client import CONFIGMAPS, DEPLOYMENTS, FieldsV1, Object, PatchType
 from kcontrol.clock import FakeClock
 from kcontrol.errors import BadRequest, Conflict, Invalid
 from kcontrol.testing import FakeClient
-from kcontrol.testing._fieldpath import (
+from kcontrol.testing.fake._ssa._fieldpath import (
     decode_fields_v1,
     describe,
     encode_fields_v1,
     key_element,
     value_element,
 )
-from kcontrol.testing._shape import BuiltinShape, SchemaShape
-from kcontrol.testing._typed import compare, field_set, merge, remove_fields
+from kcontrol.testing.fake._ssa._shape import BuiltinShape, SchemaShape
+from kcontrol.testing.fake._ssa._typed import compare, field_set, merge, remove_fields
 
 APPLY = PatchType.APPLY
 WIDGETS = Resource("example.com", "v1", "widgets", "Widget")

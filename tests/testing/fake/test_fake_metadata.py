@@ -10,7 +10,7 @@ from kcontrol.client import PODS, ListOptions, Object, Reader, WatchEvent
 from kcontrol.clock import FakeClock
 from kcontrol.errors import NotFound
 from kcontrol.testing import Action, FakeClient
-from kcontrol.testing._metadata import FakeMetadataClient
+from kcontrol.testing.fake import FakeMetadataClient
 
 PARTIAL = {"apiVersion": "meta.k8s.io/v1", "kind": "PartialObjectMetadata"}
 

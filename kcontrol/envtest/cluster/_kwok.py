@@ -29,7 +29,7 @@ behaviour label run their first container as its command says, emulated: a kwok 
 the command (``exit 3``, ``sleep infinity``, a test of ``$JOB_COMPLETION_INDEX``, ...), writes
 the decided exit code and run time on the pod (:data:`EXIT_CODE_ANNOTATION`,
 :data:`RUN_TIME_ANNOTATION`), and the pod then succeeds, fails or restarts its container
-accordingly. :mod:`kcontrol.testing._kwok_job` states the grammar and the outcomes.
+accordingly. :mod:`kcontrol.envtest.cluster._kwok_job` states the grammar and the outcomes.
 
 Stages act only on pods bound to nodes kwok manages (:data:`NODE_ANNOTATION`).
 
@@ -46,7 +46,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from kcontrol.testing._kwok_job import (
+from kcontrol.envtest.cluster._kwok_job import (
     DECIDE_TEMPLATE,
     EXIT_CLASS,
     EXIT_CODE_ANNOTATION,
@@ -386,7 +386,7 @@ def _stages(ready_delay_ms: int) -> list[dict[str, Any]]:
 
 
 def _job_stages() -> list[dict[str, Any]]:
-    """A Job pod's container ends as decided (see :mod:`kcontrol.testing._kwok_job`)."""
+    """A Job pod's container ends as decided (see :mod:`kcontrol.envtest.cluster._kwok_job`)."""
     job_pod = [{"key": _BEHAVIOR, "operator": "DoesNotExist"}]
     ends = [_NOT_DELETED, _in(".status.phase", "Running"), *job_pod]
     return [

@@ -18,22 +18,20 @@ from typing import Any
 import pytest
 
 from kcontrol.client import CONFIGMAPS, PODS, REPLICASETS, ApiClient, Object, Resource
-from kcontrol.errors import NotFound
-from kcontrol.testing import (
+from kcontrol.envtest.cluster import (
+    ALL_CONTROLLERS,
     BEHAVIOR_FAIL,
     BEHAVIOR_LABEL,
     BEHAVIOR_NEVER_READY,
     BEHAVIOR_RESTART,
+    KUBE_SCHEDULER,
     READY_DELAY_ANNOTATION,
     RESTART_DELAY_ANNOTATION,
-)
-from kcontrol.testing._kwok import kwok_config
-from kcontrol.testing.cluster import (
-    ALL_CONTROLLERS,
-    KUBE_SCHEDULER,
     WITHOUT_WORKLOAD_CONTROLLERS,
     Cluster,
 )
+from kcontrol.envtest.cluster._kwok import kwok_config
+from kcontrol.errors import NotFound
 from tests.integration.helpers import new_client, poll
 
 NODES = Resource("", "v1", "nodes", "Node", namespaced=False)

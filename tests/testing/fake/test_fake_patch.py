@@ -9,7 +9,7 @@ import pytest
 
 from kcontrol.client import PatchType
 from kcontrol.errors import ApiError, BadRequest, Invalid
-from kcontrol.testing._patch import apply_patch, json_merge_patch, json_patch
+from kcontrol.testing.fake._patch import apply_patch, json_merge_patch, json_patch
 
 # RFC 7386 appendix A, plus a nested case.
 MERGE_CASES = [

@@ -15,7 +15,7 @@ from typing import Final
 
 from kcontrol.client import Object, Resource, WatchEvent
 from kcontrol.client._decode import decode_json, encode_json
-from kcontrol.testing._filter import ObjectFilter
+from kcontrol.testing.fake._filter import ObjectFilter
 
 __all__ = ["ScriptedWatch", "Watcher"]
 
