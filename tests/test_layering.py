@@ -1,6 +1,6 @@
 """Architecture rules, enforced: the layering of CONVENTIONS.md item 10.
 
-kcontrol_controllers -> kcontrol toolkit (controller, events, leaderelection, manager)
+kcontrol_controllers -> kcontrol toolkit (controller, events, leaderelection, serving, manager)
             -> kcontrol.informers -> kcontrol.workqueue / kcontrol.client / kcontrol.labels
 and nothing in kcontrol imports ``kcontrol_controllers`` (the directory controllers/, installed
 under that name; see tests/test_packaging.py).
@@ -24,20 +24,29 @@ LAYERS: dict[str, int] = {
     "kcontrol._registry": 0,
     "kcontrol._gc": 0,
     "kcontrol.retry": 0,
+    "kcontrol.metatime": 0,
     "kcontrol.labels": 1,
     "kcontrol.workqueue": 1,
     "kcontrol.client": 1,
     "kcontrol.discovery": 2,
     "kcontrol.informers": 2,
+    # The real control plane and the local cluster (controller-runtime's pkg/envtest), on the
+    # client alone: tests and make run's local mode start them.
+    "kcontrol.envtest": 2,
     "kcontrol.controller": 3,
     "kcontrol.controllerutil": 3,
     "kcontrol.events": 3,
     "kcontrol.leaderelection": 3,
+    # Secure serving of metrics and health checks: any manager (or program) uses it.
+    "kcontrol.serving": 3,
     "kcontrol.manager": 4,
     # The operator layer: controller-runtime's builder, predicates and handlers on the manager.
     "kcontrol.builder": 5,
+    # The operator author's one import: re-exports the names of the layers below.
+    "kcontrol.operator": 5,
     "kcontrol.testing": 6,
-    # The rollout view sits on the informers; its local mode (make run) starts a test Cluster.
+    # The rollout view sits on the informers; its local mode (make run) starts
+    # kcontrol.envtest's Cluster (never the test kit, kcontrol.testing).
     "kcontrol.rollout": 6,
     "kcontrol_controllers": 7,
 }

@@ -8,7 +8,8 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Final
 
-from kcontrol.manager import ControllerContext, ControllerFlag, ControllerSpec, parse_duration
+from kcontrol.manager import ControllerContext, ControllerFlag, ControllerSpec
+from kcontrol.manager.flags import parse_duration
 
 from ._names import NAME
 

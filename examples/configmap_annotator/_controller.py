@@ -2,12 +2,7 @@
 
 from __future__ import annotations
 
-from kcontrol.builder import ControllerBuilder, Reconcile, Request
-from kcontrol.client import CONFIGMAPS
-from kcontrol.controller import Result
-from kcontrol.errors import Conflict, NotFound
-from kcontrol.events import EVENT_TYPE_NORMAL
-from kcontrol.manager import ControllerContext
+from kcontrol import operator as op
 
 __all__ = ["ANNOTATION", "LABEL_SELECTOR", "NAME", "SPEC", "new_reconcile"]
 
@@ -16,7 +11,7 @@ LABEL_SELECTOR = "kcontrol.example/annotate=true"
 ANNOTATION = "kcontrol.example/seen"
 
 
-def new_reconcile(ctx: ControllerContext) -> Reconcile:
+def new_reconcile(ctx: op.ControllerContext) -> op.Reconcile:
     """The reconcile of one manager: sets ``kcontrol.example/seen: <identity>`` on every
     ConfigMap matching :data:`LABEL_SELECTOR`.
 
@@ -25,13 +20,13 @@ def new_reconcile(ctx: ControllerContext) -> Reconcile:
     instead of overwriting a newer object, and the request is retried once the cache has
     caught up. Only the annotation is sent, so no other field is ever overwritten.
     """
-    configmaps = ctx.informers.lister(CONFIGMAPS, label_selector=LABEL_SELECTOR)
+    configmaps = ctx.informers.lister(op.CONFIGMAPS, label_selector=LABEL_SELECTOR)
     recorder = ctx.new_recorder(NAME)
 
-    async def reconcile(request: Request) -> Result | None:
+    async def reconcile(request: op.Request) -> op.Result | None:
         try:
             configmap = configmaps.get(request.namespace, request.name)
-        except NotFound:
+        except op.NotFound:
             return None  # deleted: nothing to converge
         metadata = configmap["metadata"]
         if (metadata.get("annotations") or {}).get(ANNOTATION) == ctx.identity:
@@ -43,13 +38,13 @@ def new_reconcile(ctx: ControllerContext) -> Reconcile:
             }
         }
         try:
-            await ctx.client.patch(CONFIGMAPS, request.name, patch, namespace=request.namespace)
-        except NotFound:
+            await ctx.client.patch(op.CONFIGMAPS, request.name, patch, namespace=request.namespace)
+        except op.NotFound:
             return None
-        except Conflict:
-            return Result(requeue=True)  # our copy is stale; the watch brings the new one
+        except op.Conflict:
+            return op.Result(requeue=True)  # our copy is stale; the watch brings the new one
         recorder.event(
-            configmap, EVENT_TYPE_NORMAL, "Annotated", f"Marked as seen by {ctx.identity}"
+            configmap, op.EVENT_TYPE_NORMAL, "Annotated", f"Marked as seen by {ctx.identity}"
         )
         return None
 
@@ -57,8 +52,8 @@ def new_reconcile(ctx: ControllerContext) -> Reconcile:
 
 
 SPEC = (
-    ControllerBuilder(NAME)
-    .for_(CONFIGMAPS, label_selector=LABEL_SELECTOR)
+    op.ControllerBuilder(NAME)
+    .for_(op.CONFIGMAPS, label_selector=LABEL_SELECTOR)
     .with_options(workers=2, sync_timeout=30.0, max_retries=15)
     .build(new_reconcile)
 )

@@ -5,23 +5,14 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from kcontrol.builder import Request, controller_managed_by
-from kcontrol.client import DEPLOYMENTS, SERVICES, Object, Resource
-from kcontrol.controllerutil import (
-    apply,
-    patch_status,
-    set_controller_reference,
-    set_status_condition,
-)
-from kcontrol.errors import NotFound
-from kcontrol.manager import Manager
+from kcontrol import operator as op
 
-WEBSITES = Resource("demo.example.com", "v1", "websites", "Website")
+WEBSITES = op.Resource("demo.example.com", "v1", "websites", "Website")
 
-manager = Manager(name="website-operator")
+manager = op.Manager(name="website-operator")
 
 
-async def apply_owned(website: Object, resource: Resource, spec: dict[str, Any]) -> Object:
+async def apply_owned(website: op.Object, resource: op.Resource, spec: dict[str, Any]) -> op.Object:
     """Server-side apply this Website's ``resource`` object; nothing is sent while the cached
     object already holds every field given here."""
     name = website["metadata"]["name"]
@@ -38,8 +29,8 @@ async def apply_owned(website: Object, resource: Resource, spec: dict[str, Any])
         },
         "spec": spec,
     }
-    set_controller_reference(website, obj)
-    return await apply(
+    op.set_controller_reference(website, obj)
+    return await op.apply(
         manager.client,
         resource,
         obj,
@@ -49,18 +40,18 @@ async def apply_owned(website: Object, resource: Resource, spec: dict[str, Any])
     )
 
 
-@controller_managed_by(manager).for_(WEBSITES).owns(DEPLOYMENTS).owns(SERVICES).complete
-async def reconcile(request: Request) -> None:
+@op.controller_managed_by(manager).for_(WEBSITES).owns(op.DEPLOYMENTS).owns(op.SERVICES).complete
+async def reconcile(request: op.Request) -> None:
     try:
         website = await manager.cache.get(WEBSITES, request.name, namespace=request.namespace)
-    except NotFound:
+    except op.NotFound:
         return  # deleted: the garbage collector deletes what it owned
     spec, selector = website["spec"], {"app.kubernetes.io/name": request.name}
     replicas = spec.get("replicas", 1)
     container = {"name": "web", "image": spec["image"], "ports": [{"containerPort": 80}]}
     deployment = await apply_owned(
         website,
-        DEPLOYMENTS,
+        op.DEPLOYMENTS,
         {
             "replicas": replicas,
             "selector": {"matchLabels": selector},
@@ -68,7 +59,7 @@ async def reconcile(request: Request) -> None:
         },
     )
     ports = [{"name": "http", "port": 80, "targetPort": 80}]
-    await apply_owned(website, SERVICES, {"selector": selector, "ports": ports})
+    await apply_owned(website, op.SERVICES, {"selector": selector, "ports": ports})
 
     ready = (deployment.get("status") or {}).get("readyReplicas", 0)
     generation = website["metadata"]["generation"]
@@ -82,6 +73,6 @@ async def reconcile(request: Request) -> None:
         "message": f"{ready}/{replicas} replicas ready",
         "observedGeneration": generation,
     }
-    set_status_condition(status.setdefault("conditions", []), condition)
+    op.set_status_condition(status.setdefault("conditions", []), condition)
     if status != website.get("status"):
-        await patch_status(manager.client, WEBSITES, website, status)
+        await op.patch_status(manager.client, WEBSITES, website, status)

@@ -20,19 +20,38 @@ from kcontrol.leaderelection._config import (
 from kcontrol.leaderelection._elector import LeaderElector, LeadershipLost
 from kcontrol.leaderelection._healthz import HealthzAdaptor
 from kcontrol.leaderelection._lock import LeaseLock, LockNotInitialized, ResourceLock
+from kcontrol.leaderelection._options import LeaderElectionOptions
 from kcontrol.leaderelection._record import LeaderElectionRecord
+from kcontrol.leaderelection._sharded import (
+    ELECTION_LABEL,
+    ShardedElection,
+    ShardedElectionConfig,
+    ShardWork,
+    shard_lease_name,
+    wait_for_no_shards,
+)
+from kcontrol.leaderelection._shardset import ShardSet, server_filters_shards
 
 __all__ = [
+    "ELECTION_LABEL",
     "JITTER_FACTOR",
     "HealthzAdaptor",
     "InvalidLeaderElectionConfig",
     "LeaderCallbacks",
     "LeaderElectionConfig",
+    "LeaderElectionOptions",
     "LeaderElectionRecord",
     "LeaderElector",
     "LeadershipLost",
     "LeaseLock",
     "LockNotInitialized",
     "ResourceLock",
+    "ShardSet",
+    "ShardWork",
+    "ShardedElection",
+    "ShardedElectionConfig",
+    "server_filters_shards",
+    "shard_lease_name",
     "validate_timings",
+    "wait_for_no_shards",
 ]

@@ -7,66 +7,51 @@ factory that receives a :class:`ControllerContext` and returns a :class:`Runnabl
 :class:`Manager` is the lifecycle behind ``main``, and an operator's manager on its own
 (``Manager(name="website-operator")``: :meth:`ManagerOptions.for_operator` defaults,
 controllers added with :mod:`kcontrol.builder`, run by :meth:`Manager.main`).
-:class:`HealthServer` is the health and metrics endpoint, which :class:`SecureServer` serves
-over HTTPS behind delegated authentication and authorization (kube-controller-manager's secure
-port; kcontrol's own Lease and port by default: :data:`DEFAULT_LEASE_NAME`,
+Its options (:class:`ManagerOptions`) nest the connection (:class:`ClientOptions`), leader
+election (:class:`~kcontrol.leaderelection.LeaderElectionOptions`) and serving
+(:class:`~kcontrol.serving.ServingOptions`); :mod:`kcontrol.manager.flags` reads them from
+kcontrol-manager's command line. The manager serves its health checks and metrics with
+:mod:`kcontrol.serving`, configured by ``ManagerOptions.serving`` (kube-controller-manager's
+secure port; kcontrol's own Lease and port by default: :data:`DEFAULT_LEASE_NAME`,
 :data:`DEFAULT_SECURE_PORT`).
 """
 
-from kcontrol.manager._health import HealthCheck, HealthServer, NamedCheck
 from kcontrol.manager._main import main
-from kcontrol.manager._manager import (
-    Manager,
-    default_identity,
-    load_client_config,
-    new_metrics_registry,
-)
+from kcontrol.manager._manager import Manager, default_identity, new_metrics_registry
 from kcontrol.manager._options import (
     DEFAULT_LEASE_NAME,
     DEFAULT_LEASE_NAMESPACE,
     DEFAULT_SECURE_PORT,
-    ControllerFlag,
+    ClientOptions,
     ManagerOptions,
     OptionsError,
-    controller_enabled,
-    parse_args,
-    parse_bool,
-    parse_duration,
 )
 from kcontrol.manager._registry import (
     ENTRY_POINT_GROUP,
     ControllerContext,
     ControllerFactory,
+    ControllerFlag,
     ControllerRegistry,
     ControllerSpec,
     Runnable,
 )
-from kcontrol.manager._serving import SecureServer
 
 __all__ = [
     "DEFAULT_LEASE_NAME",
     "DEFAULT_LEASE_NAMESPACE",
     "DEFAULT_SECURE_PORT",
     "ENTRY_POINT_GROUP",
+    "ClientOptions",
     "ControllerContext",
     "ControllerFactory",
     "ControllerFlag",
     "ControllerRegistry",
     "ControllerSpec",
-    "HealthCheck",
-    "HealthServer",
     "Manager",
     "ManagerOptions",
-    "NamedCheck",
     "OptionsError",
     "Runnable",
-    "SecureServer",
-    "controller_enabled",
     "default_identity",
-    "load_client_config",
     "main",
     "new_metrics_registry",
-    "parse_args",
-    "parse_bool",
-    "parse_duration",
 ]

@@ -19,9 +19,10 @@ import kcontrol
 from kcontrol import logging as kcontrol_logging
 from kcontrol.logging import get_logger
 from kcontrol.manager._manager import COMPONENT, Manager, new_metrics_registry
-from kcontrol.manager._options import OptionsError, parse_args
+from kcontrol.manager._options import OptionsError
 from kcontrol.manager._process import EXIT_OK, EXIT_USAGE, run_on_loop, serve
 from kcontrol.manager._registry import ControllerRegistry
+from kcontrol.manager.flags import parse_args
 
 __all__ = ["main", "new_metrics_registry"]
 

@@ -40,9 +40,9 @@ last renewal it saw, which is after the renew deadline, so no write of a deposed
 leaves after its successor could have started (one sent just before the deadline may still
 be in transit; ``lease_duration - renew_deadline`` is the margin for that).
 
-Sharded (``--shards=N``, N > 1; :mod:`kcontrol.manager._shards`): instead of one Lease,
+Sharded (``--shards=N``, N > 1; :class:`~kcontrol.leaderelection.ShardSet`): instead of one Lease,
 the replicas share ``N`` shards of the namespaces' hash through a Lease each
-(:class:`~kcontrol.leaderelection._sharded.ShardedElection`). A replica builds its
+(:class:`~kcontrol.leaderelection.ShardedElection`). A replica builds its
 controllers and informers only once it holds shards - the informers selecting those shards -
 and anew whenever the set it holds changes; the write gate asks, per request, whether the
 written namespace's shard Lease is held and trusted; a shard is given back only after the
@@ -96,10 +96,8 @@ from kcontrol.client import (
     ApiClient,
     Client,
     ClientConfig,
-    ConfigError,
     ShardSelector,
     WriteGate,
-    load_config,
 )
 from kcontrol.controller import guarded_by
 from kcontrol.errors import ApiServerNotHealthy
@@ -112,32 +110,31 @@ from kcontrol.informers import (
     strip_managed_fields,
 )
 from kcontrol.leaderelection import (
+    ELECTION_LABEL,
     HealthzAdaptor,
     LeaderCallbacks,
     LeaderElectionConfig,
     LeaderElector,
     LeadershipLost,
     LeaseLock,
-)
-from kcontrol.leaderelection._sharded import (
-    ELECTION_LABEL,
     ShardedElection,
     ShardedElectionConfig,
+    ShardSet,
+    server_filters_shards,
     wait_for_no_shards,
 )
 from kcontrol.logging import configure_unless_configured, get_logger
 from kcontrol.manager._apiserver import wait_for_api_server
-from kcontrol.manager._health import HealthServer
-from kcontrol.manager._options import ManagerOptions, resolve_controller_flags
+from kcontrol.manager._options import ManagerOptions
 from kcontrol.manager._process import run_manager
 from kcontrol.manager._registry import (
     ControllerContext,
     ControllerRegistry,
     ControllerSpec,
     Runnable,
+    resolve_controller_flags,
 )
-from kcontrol.manager._serving import SecureServer
-from kcontrol.manager._shards import ShardSet, server_filters_shards
+from kcontrol.serving import HealthServer, SecureServer
 
 __all__ = [
     "COMPONENT",
@@ -185,24 +182,6 @@ def new_metrics_registry() -> CollectorRegistry:
 def default_identity() -> str:
     """``<hostname>_<uuid>``, kube-controller-manager's leader-election identity."""
     return f"{socket.gethostname()}_{uuid.uuid4()}"
-
-
-async def load_client_config(options: ManagerOptions) -> ClientConfig:
-    """The client config the flags ask for: ``--kubeconfig`` (with ``--master`` overriding its
-    server), ``--master`` alone (credentials from the default kubeconfig or the service
-    account if there are any), or, with neither, the in-cluster service account - or, with
-    ``options.kubeconfig_default_rules`` (an operator's), ``$KUBECONFIG`` or
-    ``~/.kube/config`` first."""
-    if not options.kubeconfig and not options.master and options.kubeconfig_default_rules:
-        return await load_config()
-    if options.kubeconfig:
-        return await load_config(kubeconfig=options.kubeconfig, host=options.master)
-    if options.master:
-        try:
-            return await load_config(host=options.master)
-        except ConfigError:
-            return ClientConfig(host=options.master.rstrip("/"))
-    return await load_config(in_cluster=True)
 
 
 class Manager:
@@ -301,9 +280,10 @@ class Manager:
         self._controllers.select(options.controllers)  # unknown names fail here, not later
         resolve_controller_flags(self._controllers.flags(), options.controller_flags)
         self._options = options
-        self.identity = options.leader_elect_identity or default_identity()
+        self.identity = options.election.identity or default_identity()
+        serving = options.serving
         self.health = HealthServer(
-            host=options.metrics_bind_address, port=options.metrics_port, registry=self._registry
+            host=serving.metrics_bind_address, port=serving.metrics_port, registry=self._registry
         )
         # The health checks and /metrics, served over HTTPS behind delegated authentication
         # and authorization on --secure-port, and over plain HTTP only on an explicit
@@ -311,11 +291,11 @@ class Manager:
         self.serving = (
             SecureServer(
                 self.health,
-                options,
+                serving,
                 registry=self._registry,
                 user_agent=f"{self.component}/{self.identity}",
             )
-            if options.secure_port
+            if serving.secure_port
             else None
         )
         self.health.add_livez_check(HealthzAdaptor.name, self._election_health.check)
@@ -467,11 +447,11 @@ class Manager:
         if self._given_client is not None:
             await self._run_on(self._given_client, None)
             return
-        config = self._client_config or await load_client_config(options)
+        config = self._client_config or await options.client.load_config()
         async with ApiClient(
             config,
-            qps=options.kube_api_qps,
-            burst=options.kube_api_burst,
+            qps=options.client.kube_api_qps,
+            burst=options.client.kube_api_burst,
             user_agent=f"{self.component}/{self.identity}",
             registry=self._registry,
         ) as client:
@@ -500,14 +480,14 @@ class Manager:
         elector = None
         gate: tuple[WriteGate, str] | None = None
         self._shards = None
-        if options.leader_elect and options.shards > 1:
-            self._shards = ShardSet(options.shards, self._registry)
+        if options.election.leader_elect and options.election.shards > 1:
+            self._shards = ShardSet(options.election.shards, self._registry)
             gate = (
                 self._shards.allows,
-                f"shard Leases {options.leader_elect_resource_namespace}/"
-                f"{options.leader_elect_resource_name}-shard-*-of-{options.shards}",
+                f"shard Leases {options.election.resource_namespace}/"
+                f"{options.election.resource_name}-shard-*-of-{options.election.shards}",
             )
-        elif options.leader_elect:
+        elif options.election.leader_elect:
             elector = self._new_elector(election_client, broadcasters[0].new_recorder())
             leader = elector
             gate = (
@@ -542,7 +522,7 @@ class Manager:
             # Serving first: /readyz says why we are not ready.
             if self.serving is not None and config is not None:
                 owned.append(infrastructure.create_task(self.serving.run(config), name="serving"))
-            if options.metrics_port:
+            if options.serving.metrics_port:
                 owned.append(infrastructure.create_task(self.health.run(), name="health"))
             try:
                 if isinstance(client, ApiClient):
@@ -595,7 +575,7 @@ class Manager:
         if not isinstance(client, ApiClient):
             return client  # a client given to the constructor (a fake): used as it is
         return client.for_component(
-            name, qps=self._options.kube_api_qps, burst=self._options.kube_api_burst
+            name, qps=self._options.client.kube_api_qps, burst=self._options.client.kube_api_burst
         )
 
     def _gated(self, client: Client, gate: tuple[WriteGate, str] | None) -> Client:
@@ -655,8 +635,8 @@ class Manager:
         options = self._options
         lock = LeaseLock(
             client,
-            options.leader_elect_resource_namespace,
-            options.leader_elect_resource_name,
+            options.election.resource_namespace,
+            options.election.resource_name,
             self.identity,
             recorder=recorder,
         )
@@ -668,11 +648,11 @@ class Manager:
         elector = self._elector = LeaderElector(
             LeaderElectionConfig(
                 lock=lock,
-                lease_duration=options.leader_elect_lease_duration,
-                renew_deadline=options.leader_elect_renew_deadline,
-                retry_period=options.leader_elect_retry_period,
+                lease_duration=options.election.lease_duration,
+                renew_deadline=options.election.renew_deadline,
+                retry_period=options.election.retry_period,
                 release_on_cancel=True,
-                name=options.leader_elect_resource_name,
+                name=options.election.resource_name,
                 callbacks=LeaderCallbacks(on_new_leader=on_new_leader),
                 registry=self._registry,
             )
@@ -700,10 +680,10 @@ class Manager:
             # shards back on seeing this Lease held; nothing runs before they have.
             await wait_for_no_shards(
                 election_client,
-                options.leader_elect_resource_namespace,
-                options.leader_elect_resource_name,
-                lease_duration=options.leader_elect_lease_duration,
-                retry_period=options.leader_elect_retry_period,
+                options.election.resource_namespace,
+                options.election.resource_name,
+                lease_duration=options.election.lease_duration,
+                retry_period=options.election.retry_period,
             )
             # holds_lease: leading, and the last renewal younger than the renew deadline on
             # the local clock - false at once after a pause (SIGSTOP) past the lease, and
@@ -719,7 +699,7 @@ class Manager:
         self, recipe: _Recipe, election_client: Client, shards: ShardSet
     ) -> None:
         """Take part in the sharded election and run the controllers over the shards held
-        (:mod:`kcontrol.manager._shards`).
+        (:class:`~kcontrol.leaderelection.ShardSet`).
 
         Returns once the member Lease is lost, after every controller has stopped; raises
         ``CancelledError`` when cancelled (controllers drained, then every Lease released).
@@ -728,15 +708,15 @@ class Manager:
         election = ShardedElection(
             ShardedElectionConfig(
                 client=election_client,
-                namespace=options.leader_elect_resource_namespace,
-                name=options.leader_elect_resource_name,
+                namespace=options.election.resource_namespace,
+                name=options.election.resource_name,
                 identity=self.identity,
                 shards=shards.count,
-                lease_duration=options.leader_elect_lease_duration,
-                renew_deadline=options.leader_elect_renew_deadline,
-                retry_period=options.leader_elect_retry_period,
+                lease_duration=options.election.lease_duration,
+                renew_deadline=options.election.renew_deadline,
+                retry_period=options.election.retry_period,
                 registry=self._registry,
-                exclusive_with=options.leader_elect_resource_name,
+                exclusive_with=options.election.resource_name,
             )
         )
 
@@ -769,8 +749,8 @@ class Manager:
         _log.info(
             "taking part in the sharded election",
             shards=shards.count,
-            leases=f"{options.leader_elect_resource_namespace}/"
-            f"{options.leader_elect_resource_name}-shard-*-of-{options.shards}",
+            leases=f"{options.election.resource_namespace}/"
+            f"{options.election.resource_name}-shard-*-of-{options.election.shards}",
         )
         try:
             async with asyncio.TaskGroup() as group:
@@ -821,8 +801,8 @@ class Manager:
         options = self._options
         filters = await server_filters_shards(
             client,
-            options.leader_elect_resource_namespace,
-            f"{ELECTION_LABEL}={options.leader_elect_resource_name}",
+            options.election.resource_namespace,
+            f"{ELECTION_LABEL}={options.election.resource_name}",
         )
         shards.set_filtering("server" if filters else "client")
         if filters:

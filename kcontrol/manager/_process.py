@@ -22,7 +22,8 @@ from kcontrol.client import ConfigError
 from kcontrol.errors import ApiServerNotHealthy, KcontrolError
 from kcontrol.leaderelection import LeadershipLost
 from kcontrol.logging import get_logger
-from kcontrol.manager._options import OptionsError, parse_args, uvloop_installed
+from kcontrol.manager._options import OptionsError, uvloop_installed
+from kcontrol.manager.flags import parse_args
 
 if TYPE_CHECKING:
     from kcontrol.manager._manager import Manager

@@ -21,28 +21,84 @@ from typing import Any, Protocol
 from prometheus_client import CollectorRegistry
 
 from kcontrol.client import Client
+from kcontrol.errors import OptionsError
 from kcontrol.events import EventRecorder
 from kcontrol.informers import SharedInformerFactory
 from kcontrol.logging import get_logger
-from kcontrol.manager._options import (
-    ControllerFlag,
-    ManagerOptions,
-    OptionsError,
-    controller_enabled,
-)
+from kcontrol.manager._options import ManagerOptions
 
 __all__ = [
     "ENTRY_POINT_GROUP",
     "ControllerContext",
     "ControllerFactory",
+    "ControllerFlag",
     "ControllerRegistry",
     "ControllerSpec",
     "Runnable",
+    "controller_enabled",
+    "resolve_controller_flags",
 ]
 
 _log = get_logger(__name__)
 
 ENTRY_POINT_GROUP = "kcontrol.controllers"
+
+
+@dataclass(frozen=True, slots=True)
+class ControllerFlag:
+    """A flag a controller declares for itself (kube-controller-manager's per-controller
+    options, such as ``--concurrent-deployment-syncs``), through its
+    :class:`~kcontrol.manager.ControllerSpec`.
+
+    ``name`` is the flag without its dashes; ``parse`` turns the command-line text into the
+    value (raising :class:`ValueError`); ``minimum`` bounds numeric values. The manager accepts
+    every registered controller's flags, enabled or not (as kube-controller-manager does), and
+    a controller reads its value with :meth:`ControllerContext.flag
+    <kcontrol.manager.ControllerContext.flag>`.
+    """
+
+    name: str
+    default: Any
+    help: str
+    parse: Callable[[str], Any] = int
+    minimum: float | None = None
+
+    def check(self, value: Any) -> None:
+        """Raise :class:`OptionsError` unless ``value`` is acceptable."""
+        if self.minimum is not None and not value >= self.minimum:
+            raise OptionsError(f"--{self.name} must be at least {self.minimum:g}, not {value}")
+
+
+def resolve_controller_flags(
+    flags: Iterable[ControllerFlag], given: Mapping[str, Any]
+) -> dict[str, Any]:
+    """Every declared flag's value: ``given`` (by name) over the declared defaults.
+
+    Raises :class:`OptionsError` for a value out of bounds or a name nobody declared.
+    """
+    declared = {flag.name: flag for flag in flags}
+    unknown = sorted(set(given) - set(declared))
+    if unknown:
+        raise OptionsError(f"unknown controller flags: {', '.join('--' + n for n in unknown)}")
+    values = {name: flag.default for name, flag in declared.items()}
+    values.update(given)
+    for name, value in values.items():
+        declared[name].check(value)
+    return values
+
+
+def controller_enabled(name: str, controllers: Sequence[str], enabled_by_default: bool) -> bool:
+    """kube-controller-manager's ``IsControllerEnabled``: the first of ``name`` / ``-name``
+    decides; otherwise ``*`` enables the controllers that are on by default."""
+    star = False
+    for entry in controllers:
+        if entry == name:
+            return True
+        if entry == f"-{name}":
+            return False
+        if entry == "*":
+            star = True
+    return star and enabled_by_default
 
 
 class Runnable(Protocol):

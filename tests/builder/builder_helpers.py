@@ -5,22 +5,24 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
 from typing import Any, TypeVar
 
 from prometheus_client import CollectorRegistry
 
+from kcontrol.envtest import ControlPlane
 from kcontrol.manager import Manager, ManagerOptions
-from kcontrol.testing.envtest import ControlPlane
 
 T = TypeVar("T")
 
 
 def new_manager(plane: ControlPlane, **options: Any) -> Manager:
-    """An operator's Manager (its defaults) on the test apiserver, with its own registry."""
+    """An operator's Manager (its defaults) on the test apiserver, with its own registry;
+    ``options`` are :class:`ManagerOptions` fields."""
+    defaults = ManagerOptions.for_operator("builder-test", **options)
+    client = replace(defaults.client, kubeconfig=str(plane.kubeconfig_path))
     return Manager(
-        ManagerOptions.for_operator(
-            "builder-test", kubeconfig=str(plane.kubeconfig_path), **options
-        ),
+        replace(defaults, client=client),
         name="builder-test",
         registry=CollectorRegistry(),
         freeze_gc_after_sync=False,

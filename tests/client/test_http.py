@@ -19,7 +19,7 @@ import pytest
 
 from kcontrol.client import _http
 from kcontrol.client._http import ConnectionPool, HttpProtocolError
-from kcontrol.manager._tls import _self_signed_pair
+from kcontrol.serving._tls import _self_signed_pair
 
 pytestmark = pytest.mark.both_loops  # kcontrol-manager runs on uvloop
 

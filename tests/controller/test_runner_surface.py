@@ -1,5 +1,6 @@
-"""The public surfaces of kcontrol.controller and kcontrol.manager: nothing private leaks into
-``__all__`` and every listed name exists (new exports are a deliberate change here)."""
+"""The public surfaces of kcontrol.controller, kcontrol.manager (and its flags) and
+kcontrol.serving: nothing private leaks into ``__all__`` and every listed name exists (new
+exports are a deliberate change here)."""
 
 from __future__ import annotations
 
@@ -18,47 +19,63 @@ SURFACES = {
         "CanAdopt",
         "CannotAdopt",
         "ClaimError",
+        "ConsistencyStore",
         "ControlleeExpectations",
         "Controller",
         "ControllerExpectations",
         "ControllerOptions",
         "ControllerRefManager",
+        "LastSyncResourceVersion",
         "Result",
         "SyncFunc",
         "UIDTrackingControllerExpectations",
+        "compare_resource_versions",
         "get_controller_of",
         "guarded_by",
         "key_func",
         "recheck_deletion_timestamp",
         "recheck_owner",
         "resolve_controller_ref",
+        "superseded",
     },
     "kcontrol.manager": {
         "DEFAULT_LEASE_NAME",
         "DEFAULT_LEASE_NAMESPACE",
         "DEFAULT_SECURE_PORT",
         "ENTRY_POINT_GROUP",
+        "ClientOptions",
         "ControllerContext",
         "ControllerFlag",
         "ControllerFactory",
         "ControllerRegistry",
         "ControllerSpec",
-        "HealthCheck",
-        "HealthServer",
         "Manager",
         "ManagerOptions",
-        "NamedCheck",
         "OptionsError",
         "Runnable",
-        "SecureServer",
-        "controller_enabled",
         "default_identity",
-        "load_client_config",
         "main",
         "new_metrics_registry",
+    },
+    # kcontrol-manager's command line: not the library's facade.
+    "kcontrol.manager.flags": {
+        "build_parser",
+        "format_duration",
         "parse_args",
         "parse_bool",
         "parse_duration",
+    },
+    "kcontrol.serving": {
+        "CIPHER_SUITES",
+        "DEFAULT_TLS_MIN_VERSION",
+        "INSECURE_CIPHER_SUITES",
+        "TLS_VERSIONS",
+        "ConnectionLimits",
+        "HealthCheck",
+        "HealthServer",
+        "NamedCheck",
+        "SecureServer",
+        "ServingOptions",
     },
     "kcontrol.logging": {
         "LOG_FORMATS",

@@ -9,13 +9,22 @@ import contextlib
 import os
 import uuid
 from collections.abc import AsyncIterator
+from dataclasses import replace
 from typing import Any
 
 from prometheus_client import CollectorRegistry
 
 from kcontrol.client import DEPLOYMENTS, EVENTS, PODS, REPLICASETS, ApiClient, ListOptions, Object
-from kcontrol.manager import ControllerRegistry, ControllerSpec, Manager, ManagerOptions
-from kcontrol.testing.cluster import Cluster
+from kcontrol.envtest.cluster import Cluster
+from kcontrol.leaderelection import LeaderElectionOptions
+from kcontrol.manager import (
+    ClientOptions,
+    ControllerRegistry,
+    ControllerSpec,
+    Manager,
+    ManagerOptions,
+)
+from kcontrol.serving import ServingOptions
 from tests.integration.helpers import poll
 
 HASH = "pod-template-hash"
@@ -50,40 +59,39 @@ async def running_managers(
     the block ends.
 
     Unthrottled by default (``kube_api_qps=0``); ``overrides`` are :class:`ManagerOptions`
-    fields. One manager without leader election, or, with ``shards`` above 1 (default
-    :data:`SHARDS`), that many, as replicas of ``kcontrol-manager --shards=<shards>``
-    electing in kube-system with a 4 s lease (identities ``<identity>-<i>``). On exit every
-    manager is shut down and awaited, so nothing it started outlives the block.
+    fields other than ``election``. One manager without leader election, or, with ``shards``
+    above 1 (default :data:`SHARDS`), that many, as replicas of
+    ``kcontrol-manager --shards=<shards>`` electing in kube-system with a 4 s lease
+    (identities ``<identity>-<i>``). On exit every manager is shut down and awaited, so
+    nothing it started outlives the block.
     """
     count = SHARDS if shards is None else shards
     identity = f"test-{uuid.uuid4().hex[:6]}"
+    client = ClientOptions(kubeconfig=str(cluster.kubeconfig_path), kube_api_qps=0.0)
+    election = (
+        LeaderElectionOptions(
+            shards=count,
+            resource_namespace="kube-system",
+            resource_name=f"{identity}-shards",
+            lease_duration=4.0,
+            renew_deadline=3.0,
+            retry_period=0.5,
+        )
+        if count > 1
+        else LeaderElectionOptions(leader_elect=False)
+    )
     values: dict[str, Any] = {
-        "kubeconfig": str(cluster.kubeconfig_path),
-        "leader_elect": False,
-        "leader_elect_identity": identity,
-        "metrics_port": 0,
-        "secure_port": 0,
-        "kube_api_qps": 0.0,
+        "client": client,
+        "serving": ServingOptions(),  # neither HTTPS nor plain HTTP
         # The specs given, enabled by default or not (the batch controllers are not yet).
         "controllers": tuple(spec.name for spec in specs),
+        **overrides,
     }
-    if count > 1:
-        values.update(
-            leader_elect=True,
-            shards=count,
-            leader_elect_resource_namespace="kube-system",
-            leader_elect_resource_name=f"{identity}-shards",
-            leader_elect_lease_duration=4.0,
-            leader_elect_renew_deadline=3.0,
-            leader_elect_retry_period=0.5,
-        )
-    values.update(overrides)
     managers = [
         Manager(
             ManagerOptions(
-                **{**values, "leader_elect_identity": f"{values['leader_elect_identity']}-{i}"}
-                if count > 1
-                else values
+                election=replace(election, identity=f"{identity}-{i}" if count > 1 else identity),
+                **values,
             ),
             ControllerRegistry(specs),
             registry=CollectorRegistry(),

@@ -18,13 +18,13 @@ import contextlib
 import json
 import sys
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
 from kcontrol.client import PODS, REPLICASETS, ApiClient, ListOptions, Object, Resource
-from kcontrol.manager import ManagerOptions
-from kcontrol.testing.cluster import Cluster
+from kcontrol.envtest.cluster import Cluster
+from kcontrol.serving import ServingOptions
 from tests.controllers.cluster_helpers import active, is_ready
 from tests.processes import LoggedProcess, free_port
 
@@ -403,12 +403,9 @@ def _controller_uid(obj: Object) -> str | None:
 
 LEASE_DURATION, RENEW_DEADLINE, RETRY_PERIOD = 4.0, 3.0, 0.5
 
-NO_SECURE_SERVING: dict[str, int] = (
-    {"secure_port": 0} if "secure_port" in {f.name for f in fields(ManagerOptions)} else {}
-)
-"""Manager options that turn HTTPS serving off where the manager has it (a fixed default
-port that two managers on one machine cannot share): the tests read the plain HTTP
-``--metrics-port`` instead."""
+NO_SECURE_SERVING: dict[str, ServingOptions] = {"serving": ServingOptions()}
+"""Manager options that turn HTTPS serving off (a fixed default port that two managers on one
+machine cannot share): the tests read the plain HTTP ``--metrics-port`` instead."""
 
 
 class ManagerProcess(LoggedProcess):
@@ -441,10 +438,7 @@ class ManagerProcess(LoggedProcess):
                 f"--leader-elect-identity={identity}",
                 "--bind-address=127.0.0.1",
                 f"--metrics-port={self.port}",
-                *(
-                    f"--{name.replace('_', '-')}={value}"
-                    for name, value in NO_SECURE_SERVING.items()
-                ),
+                "--secure-port=0",
                 "--log-format=json",
                 "-v=2",
                 *extra_args,

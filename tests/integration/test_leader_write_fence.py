@@ -34,10 +34,12 @@ from kcontrol.client import (
     WriteRefused,
 )
 from kcontrol.controller import Controller, ControllerOptions
+from kcontrol.envtest import ControlPlane
 from kcontrol.errors import NotFound
 from kcontrol.informers import ResourceEventHandlerFuncs, split_meta_namespace_key
 from kcontrol.leaderelection import (
     LeaderElectionConfig,
+    LeaderElectionOptions,
     LeaderElector,
     LeadershipLost,
     LeaseLock,
@@ -49,8 +51,8 @@ from kcontrol.manager import (
     Manager,
     ManagerOptions,
 )
-from kcontrol.testing import FaultProxy
-from kcontrol.testing.envtest import ControlPlane
+from kcontrol.serving import ServingOptions
+from kcontrol.testing.faults import FaultProxy
 
 pytestmark = pytest.mark.slow
 
@@ -226,14 +228,15 @@ async def test_a_deposed_leader_writes_nothing_after_the_standby_acquired(
         ]
     )
     options = ManagerOptions(
-        leader_elect_lease_duration=LEASE_DURATION,
-        leader_elect_renew_deadline=RENEW_DEADLINE,
-        leader_elect_retry_period=RETRY_PERIOD,
-        leader_elect_resource_namespace=namespace,
-        leader_elect_resource_name=lease,
-        leader_elect_identity=OLD,
-        metrics_port=0,
-        secure_port=0,
+        election=LeaderElectionOptions(
+            lease_duration=LEASE_DURATION,
+            renew_deadline=RENEW_DEADLINE,
+            retry_period=RETRY_PERIOD,
+            resource_namespace=namespace,
+            resource_name=lease,
+            identity=OLD,
+        ),
+        serving=ServingOptions(),
     )
     proxy = FaultProxy(
         control_plane.host, control_plane.ssl_context(), control_plane.serving_cert_pair

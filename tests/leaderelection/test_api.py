@@ -10,6 +10,7 @@ EXPECTED = {
     "InvalidLeaderElectionConfig",
     "LeaderCallbacks",
     "LeaderElectionConfig",
+    "LeaderElectionOptions",
     "LeaderElectionRecord",
     "LeaderElector",
     "LeadershipLost",
@@ -17,6 +18,15 @@ EXPECTED = {
     "LockNotInitialized",
     "ResourceLock",
     "validate_timings",
+    # the sharded election
+    "ELECTION_LABEL",
+    "ShardSet",
+    "ShardWork",
+    "ShardedElection",
+    "ShardedElectionConfig",
+    "server_filters_shards",
+    "shard_lease_name",
+    "wait_for_no_shards",
 }
 
 

@@ -12,7 +12,7 @@ from kcontrol.leaderelection import (
     LeaderElectionConfig,
     LeaseLock,
 )
-from kcontrol.testing._fake import FakeClient
+from kcontrol.testing import FakeClient
 
 
 def _lock(identity: str = "me") -> LeaseLock:

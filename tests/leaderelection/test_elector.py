@@ -24,10 +24,8 @@ from kcontrol.leaderelection import (
     LeadershipLost,
     LeaseLock,
 )
-from kcontrol.leaderelection._record import parse_time
-from kcontrol.testing import FakeRecorder
-from kcontrol.testing._actions import Action
-from kcontrol.testing._fake import FakeClient
+from kcontrol.metatime import parse_time
+from kcontrol.testing import Action, FakeClient, FakeRecorder
 
 from .clock_helpers import advance, settle
 

@@ -22,6 +22,7 @@ import pytest
 from prometheus_client import CollectorRegistry
 
 from kcontrol.client import LEASES, ApiClient, ClientConfig
+from kcontrol.envtest import ControlPlane
 from kcontrol.errors import Conflict
 from kcontrol.leaderelection import (
     LeaderElectionConfig,
@@ -30,7 +31,6 @@ from kcontrol.leaderelection import (
     LeadershipLost,
     LeaseLock,
 )
-from kcontrol.testing.envtest import ControlPlane
 
 REPO = Path(__file__).resolve().parents[2]
 LEASE = "interop"

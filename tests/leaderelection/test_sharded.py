@@ -20,8 +20,7 @@ from kcontrol.leaderelection._sharded import (
     ShardedElectionConfig,
     wait_for_no_shards,
 )
-from kcontrol.testing import FakeClient
-from kcontrol.testing._actions import Action
+from kcontrol.testing import Action, FakeClient
 
 from .clock_helpers import advance, settle
 

@@ -13,8 +13,8 @@ import aiohttp
 
 from examples.configmap_annotator import ANNOTATION
 from kcontrol.client import CONFIGMAPS, LEASES, ApiClient, load_config
+from kcontrol.envtest import ControlPlane
 from kcontrol.errors import NotFound
-from kcontrol.testing.envtest import ControlPlane
 from tests.processes import LoggedProcess, free_port
 
 T = TypeVar("T")

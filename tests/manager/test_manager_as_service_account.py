@@ -31,9 +31,9 @@ from kcontrol.client import (
     ApiClient,
     load_config,
 )
+from kcontrol.envtest import find_binary
+from kcontrol.envtest.cluster import Cluster
 from kcontrol.errors import Forbidden, KcontrolError, NotFound
-from kcontrol.testing.cluster import Cluster
-from kcontrol.testing.envtest import find_binary
 from tests.controllers.cluster_helpers import (
     REVISION,
     deployment,
@@ -43,8 +43,8 @@ from tests.controllers.cluster_helpers import (
     wait_complete,
 )
 from tests.integration.helpers import new_client, poll
-from tests.manager.secure_helpers import https_get, trusting
 from tests.processes import LoggedProcess, free_port
+from tests.serving.secure_helpers import https_get, trusting
 
 pytestmark = pytest.mark.slow
 

@@ -21,11 +21,11 @@ from typing import Any
 import pytest
 
 from kcontrol.client import LEASES, NAMESPACES, PODS, REPLICASETS, ApiClient, ListOptions
+from kcontrol.envtest.cluster import KUBE_CONTROLLER_MANAGER, Cluster
 from kcontrol.errors import NotFound
 from kcontrol.manager._options import DEFAULT_LEASE_NAME, DEFAULT_SECURE_PORT
-from kcontrol.testing.cluster import KUBE_CONTROLLER_MANAGER, Cluster
 from tests.integration.helpers import new_client, poll
-from tests.manager.secure_helpers import https_get
+from tests.serving.secure_helpers import https_get
 
 pytestmark = pytest.mark.slow
 

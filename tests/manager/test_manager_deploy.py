@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 import yaml
 
-from kcontrol.manager import parse_args
-from kcontrol.testing.envtest import ControlPlane, find_binary
+from kcontrol.envtest import ControlPlane, find_binary
+from kcontrol.manager.flags import parse_args
 
 ROOT = Path(__file__).resolve().parents[2]
 DEPLOY = ROOT / "deploy"
@@ -178,20 +178,20 @@ def test_deployment_flags_parse_and_match_rbac_and_ports() -> None:
     container = manager_container()
     options, _ = parse_args(container["args"])
     options.validate()
-    assert options.leader_elect is True
+    assert options.election.leader_elect is True
     port = container["ports"][0]["containerPort"]
-    assert options.secure_port == port, "HTTPS only"
-    assert options.metrics_port == 0, "no plain-HTTP port in deploy/"
+    assert options.serving.secure_port == port, "HTTPS only"
+    assert options.serving.metrics_port == 0, "no plain-HTTP port in deploy/"
     service = find("Service", "kcontrol-manager-metrics")
     assert service["spec"]["ports"][0]["targetPort"] == container["ports"][0]["name"]
     role = find("Role", "kcontrol:leader-election")
-    assert role["metadata"]["namespace"] == options.leader_elect_resource_namespace
+    assert role["metadata"]["namespace"] == options.election.resource_namespace
     named = [r for r in role["rules"] if r.get("resourceNames")]
     assert named == [
         {
             "apiGroups": ["coordination.k8s.io"],
             "resources": ["leases"],
-            "resourceNames": [options.leader_elect_resource_name],
+            "resourceNames": [options.election.resource_name],
             "verbs": ["get", "update"],
         }
     ]

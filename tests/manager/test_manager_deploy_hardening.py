@@ -16,10 +16,10 @@ from typing import Any
 import pytest
 import yaml
 
-from kcontrol.manager import parse_args
-from kcontrol.testing._kwok import node_manifest
-from kcontrol.testing.cluster import Cluster
-from kcontrol.testing.envtest import ControlPlane, find_binary
+from kcontrol.envtest import ControlPlane, find_binary
+from kcontrol.envtest.cluster import Cluster
+from kcontrol.envtest.cluster._kwok import node_manifest
+from kcontrol.manager.flags import parse_args
 
 ROOT = Path(__file__).resolve().parents[2]
 DEPLOY = ROOT / "deploy"
@@ -89,8 +89,8 @@ def test_ingress_is_the_secure_port_from_the_monitoring_namespace_only() -> None
     [rule] = policy()["spec"]["ingress"]
     container = manager_pod_spec(documents(DEPLOY / "deployment.yaml"))["containers"][0]
     options, _ = parse_args(container["args"])
-    assert rule["ports"] == [{"protocol": "TCP", "port": options.secure_port}]
-    assert [p["containerPort"] for p in container["ports"]] == [options.secure_port]
+    assert rule["ports"] == [{"protocol": "TCP", "port": options.serving.secure_port}]
+    assert [p["containerPort"] for p in container["ports"]] == [options.serving.secure_port]
     [peer] = rule["from"]
     assert peer == {"namespaceSelector": {"matchLabels": {NAMESPACE_LABEL: "monitoring"}}}
     # The scraper deploy/prometheus/ authorizes lives in that namespace.
@@ -334,9 +334,9 @@ def test_the_sharded_component_runs_three_replicas_over_six_shards_with_leases_o
     assert deployment["spec"]["replicas"] == 3
     [container] = manager_pod_spec(objects)["containers"]
     options, _ = parse_args(container["args"])
-    assert options.shards == 6
-    assert options.leader_elect
-    assert options.leader_elect_resource_namespace == "kcontrol-system"
+    assert options.election.shards == 6
+    assert options.election.leader_elect
+    assert options.election.resource_namespace == "kcontrol-system"
     role = find(objects, "Role", "kcontrol:sharded-election")
     assert role["metadata"]["namespace"] == "kcontrol-system"
     assert role["rules"] == [

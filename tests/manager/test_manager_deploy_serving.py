@@ -11,10 +11,10 @@ from typing import Any
 import pytest
 import yaml
 
-from kcontrol.manager import parse_args
-from kcontrol.manager._authz import AlwaysAllowPaths
+from kcontrol.envtest import ControlPlane, find_binary
 from kcontrol.manager._options import DEFAULT_LEASE_NAME, DEFAULT_SECURE_PORT
-from kcontrol.testing.envtest import ControlPlane, find_binary
+from kcontrol.manager.flags import parse_args
+from kcontrol.serving._authz import AlwaysAllowPaths
 
 ROOT = Path(__file__).resolve().parents[2]
 DEPLOY = ROOT / "deploy"
@@ -54,17 +54,17 @@ def test_the_manager_serves_https_only_on_its_own_port() -> None:
     manager = container()
     options, _ = parse_args(manager["args"])
     options.validate()
-    assert options.secure_port == DEFAULT_SECURE_PORT != 10257
-    assert options.metrics_port == 0
+    assert options.serving.secure_port == DEFAULT_SECURE_PORT != 10257
+    assert options.serving.metrics_port == 0
     assert not any(arg.startswith("--metrics-port") for arg in manager["args"])
-    assert options.leader_elect_resource_name == DEFAULT_LEASE_NAME
+    assert options.election.resource_name == DEFAULT_LEASE_NAME
     assert manager["ports"] == [
         {"name": "https", "containerPort": DEFAULT_SECURE_PORT, "protocol": "TCP"}
     ]
     for probe in ("startupProbe", "livenessProbe", "readinessProbe"):
         get = manager[probe]["httpGet"]
         assert (get["port"], get["scheme"]) == ("https", "HTTPS"), probe
-        always_allowed = AlwaysAllowPaths(options.authorization_always_allow_paths)
+        always_allowed = AlwaysAllowPaths(options.serving.authorization_always_allow_paths)
         assert always_allowed.allows(get["path"]), "probes need no credentials"
     template = find(DEPLOY / "deployment.yaml", "Deployment", "kcontrol-manager")["spec"][
         "template"

@@ -32,7 +32,7 @@ from manager_helpers import (
 
 from examples.configmap_annotator import ANNOTATION
 from kcontrol.client import CONFIGMAPS, ApiClient, ListOptions
-from kcontrol.testing.envtest import ControlPlane
+from kcontrol.envtest import ControlPlane
 
 pytestmark = pytest.mark.slow
 

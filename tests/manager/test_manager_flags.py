@@ -10,6 +10,7 @@ import re
 import subprocess
 import sys
 from importlib.metadata import EntryPoint
+from operator import attrgetter
 from pathlib import Path
 from typing import Any
 
@@ -25,15 +26,12 @@ from kcontrol.manager import (
     OptionsError,
     _options,
     _process,
-    controller_enabled,
     main,
-    parse_args,
-    parse_bool,
-    parse_duration,
 )
 from kcontrol.manager import _registry as registry_module
 from kcontrol.manager._manager import Manager
-from kcontrol.manager._options import format_duration, resolve_controller_flags
+from kcontrol.manager._registry import controller_enabled, resolve_controller_flags
+from kcontrol.manager.flags import format_duration, parse_args, parse_bool, parse_duration
 
 
 @pytest.mark.parametrize(
@@ -82,43 +80,43 @@ def test_defaults_are_kube_controller_managers() -> None:
     assert options == ManagerOptions()
     assert options.controllers == ("*",)
     assert options.controller_flags == {}
-    assert (options.kube_api_qps, options.kube_api_burst) == (20.0, 30)
-    assert options.leader_elect is True
+    assert (options.client.kube_api_qps, options.client.kube_api_burst) == (20.0, 30)
+    assert options.election.leader_elect is True
     assert (
-        options.leader_elect_lease_duration,
-        options.leader_elect_renew_deadline,
-        options.leader_elect_retry_period,
+        options.election.lease_duration,
+        options.election.renew_deadline,
+        options.election.retry_period,
     ) == (15.0, 10.0, 2.0)
     # kcontrol's own Lease and port, so that it runs beside kube-controller-manager (whose
     # Lease is kube-system/kube-controller-manager and whose port is 10257).
-    assert options.leader_elect_resource_name == "kcontrol-manager"
-    assert options.leader_elect_resource_namespace == "kube-system"
-    assert options.leader_elect_resource_lock == "leases"
-    assert (options.bind_address, options.secure_port) == ("0.0.0.0", 10263)
-    assert options.metrics_port == 0, "plain HTTP only when asked for"
+    assert options.election.resource_name == "kcontrol-manager"
+    assert options.election.resource_namespace == "kube-system"
+    assert options.election.resource_lock == "leases"
+    assert (options.serving.bind_address, options.serving.secure_port) == ("0.0.0.0", 10263)
+    assert options.serving.metrics_port == 0, "plain HTTP only when asked for"
     assert (options.verbosity, options.log_format) == (0, "json")
-    assert options.kubeconfig is None and options.master is None
+    assert options.client.kubeconfig is None and options.client.master is None
     assert options.event_loop == "auto", "uvloop when installed, asyncio's own loop otherwise"
 
 
 @pytest.mark.parametrize(
     ("argv", "expected"),
     [
-        pytest.param(["--kubeconfig=/k"], {"kubeconfig": "/k"}, id="kubeconfig-equals"),
-        pytest.param(["--kubeconfig", "/k"], {"kubeconfig": "/k"}, id="kubeconfig-space"),
-        pytest.param(["--master=https://x:6443"], {"master": "https://x:6443"}, id="master"),
+        pytest.param(["--kubeconfig=/k"], {"client.kubeconfig": "/k"}, id="kubeconfig-equals"),
+        pytest.param(["--kubeconfig", "/k"], {"client.kubeconfig": "/k"}, id="kubeconfig-space"),
+        pytest.param(["--master=https://x:6443"], {"client.master": "https://x:6443"}, id="master"),
         pytest.param(["--controllers=*,-foo"], {"controllers": ("*", "-foo")}, id="controllers"),
         pytest.param(["--controllers", "a, b"], {"controllers": ("a", "b")}, id="spaces"),
         pytest.param(["--controllers="], {"controllers": ()}, id="controllers-empty"),
         pytest.param(
             ["--kube-api-qps=50.5", "--kube-api-burst=100"],
-            {"kube_api_qps": 50.5, "kube_api_burst": 100},
+            {"client.kube_api_qps": 50.5, "client.kube_api_burst": 100},
             id="qps-burst",
         ),
-        pytest.param(["--leader-elect=false"], {"leader_elect": False}, id="elect-false"),
-        pytest.param(["--leader-elect=0"], {"leader_elect": False}, id="elect-zero"),
-        pytest.param(["--leader-elect"], {"leader_elect": True}, id="elect-bare"),
-        pytest.param(["--leader-elect=True"], {"leader_elect": True}, id="elect-True"),
+        pytest.param(["--leader-elect=false"], {"election.leader_elect": False}, id="elect-false"),
+        pytest.param(["--leader-elect=0"], {"election.leader_elect": False}, id="elect-zero"),
+        pytest.param(["--leader-elect"], {"election.leader_elect": True}, id="elect-bare"),
+        pytest.param(["--leader-elect=True"], {"election.leader_elect": True}, id="elect-True"),
         pytest.param(
             [
                 "--leader-elect-lease-duration=4s",
@@ -126,15 +124,15 @@ def test_defaults_are_kube_controller_managers() -> None:
                 "--leader-elect-retry-period=0.5s",
             ],
             {
-                "leader_elect_lease_duration": 4.0,
-                "leader_elect_renew_deadline": 3.0,
-                "leader_elect_retry_period": 0.5,
+                "election.lease_duration": 4.0,
+                "election.renew_deadline": 3.0,
+                "election.retry_period": 0.5,
             },
             id="durations",
         ),
         pytest.param(
             ["--leader-elect-lease-duration=1m", "--leader-elect-renew-deadline=45s"],
-            {"leader_elect_lease_duration": 60.0, "leader_elect_renew_deadline": 45.0},
+            {"election.lease_duration": 60.0, "election.renew_deadline": 45.0},
             id="minutes",
         ),
         pytest.param(
@@ -144,15 +142,15 @@ def test_defaults_are_kube_controller_managers() -> None:
                 "--leader-elect-identity=me",
             ],
             {
-                "leader_elect_resource_name": "mine",
-                "leader_elect_resource_namespace": "ops",
-                "leader_elect_identity": "me",
+                "election.resource_name": "mine",
+                "election.resource_namespace": "ops",
+                "election.identity": "me",
             },
             id="lease-location",
         ),
         pytest.param(
             ["--bind-address=127.0.0.1", "--metrics-port=0"],
-            {"bind_address": "127.0.0.1", "metrics_port": 0},
+            {"serving.bind_address": "127.0.0.1", "serving.metrics_port": 0},
             id="serving",
         ),
         pytest.param(["-v", "4"], {"verbosity": 4}, id="v-short"),
@@ -167,7 +165,7 @@ def test_flags(argv: list[str], expected: dict[str, Any]) -> None:
     options, version = parse_args(argv)
     assert not version
     for field, value in expected.items():
-        assert getattr(options, field) == value, field
+        assert attrgetter(field)(options) == value, field
     options.validate()
 
 

@@ -25,29 +25,51 @@ from prometheus_client import CollectorRegistry
 
 from examples.configmap_annotator import SPEC
 from kcontrol.client import EVENTS, LEASES, NAMESPACES, ApiClient
-from kcontrol.leaderelection import LeadershipLost
+from kcontrol.envtest import ControlPlane
+from kcontrol.leaderelection import LeaderElectionOptions, LeadershipLost
 from kcontrol.manager import (
+    ClientOptions,
     ControllerContext,
     ControllerRegistry,
     ControllerSpec,
     Manager,
     ManagerOptions,
 )
-from kcontrol.testing.envtest import ControlPlane
+from kcontrol.serving import ServingOptions
 
 
-def options(plane: ControlPlane, namespace: str, **overrides: Any) -> ManagerOptions:
+def options(
+    plane: ControlPlane,
+    namespace: str,
+    *,
+    metrics_port: int | None = None,
+    leader_elect: bool = True,
+    kube_api_qps: float = 20.0,
+    kube_api_burst: int = 30,
+    **overrides: Any,
+) -> ManagerOptions:
+    """Options against ``plane`` with the Lease in ``namespace`` (``leader_elect``: whether
+    to elect); plain HTTP on ``metrics_port`` (default: a free port; 0: none). The secure port
+    has its own tests."""
     values: dict[str, Any] = {
-        "kubeconfig": str(plane.kubeconfig_path),
-        "leader_elect_lease_duration": 4.0,
-        "leader_elect_renew_deadline": 3.0,
-        "leader_elect_retry_period": 0.5,
-        "leader_elect_resource_namespace": namespace,
-        "leader_elect_resource_name": f"lease-{uuid.uuid4().hex[:8]}",
-        "leader_elect_identity": "in-process",
-        "bind_address": "127.0.0.1",
-        "metrics_port": free_port(),
-        "secure_port": 0,  # plain HTTP here; the secure port has its own tests
+        "client": ClientOptions(
+            kubeconfig=str(plane.kubeconfig_path),
+            kube_api_qps=kube_api_qps,
+            kube_api_burst=kube_api_burst,
+        ),
+        "election": LeaderElectionOptions(
+            leader_elect=leader_elect,
+            lease_duration=4.0,
+            renew_deadline=3.0,
+            retry_period=0.5,
+            resource_namespace=namespace,
+            resource_name=f"lease-{uuid.uuid4().hex[:8]}",
+            identity="in-process",
+        ),
+        "serving": ServingOptions(
+            bind_address="127.0.0.1",
+            metrics_port=free_port() if metrics_port is None else metrics_port,
+        ),
         **overrides,
     }
     return ManagerOptions(**values)
@@ -86,7 +108,7 @@ async def test_leading_manager_syncs_serves_and_releases_the_lease_on_shutdown(
     control_plane: ControlPlane, namespace: str
 ) -> None:
     opts = options(control_plane, namespace)
-    port = opts.metrics_port
+    port = opts.serving.metrics_port
     manager = Manager(opts, ControllerRegistry([SPEC]), registry=CollectorRegistry())
     assert manager.controller_names == ["configmap-annotator"]
     assert gc.get_freeze_count() == 0
@@ -103,7 +125,7 @@ async def test_leading_manager_syncs_serves_and_releases_the_lease_on_shutdown(
         assert others == []
         assert reports == []
         assert not manager.leading()
-        spec = await lease_spec(client, namespace, opts.leader_elect_resource_name)
+        spec = await lease_spec(client, namespace, opts.election.resource_name)
         assert spec is not None
         assert spec.get("holderIdentity", "") == ""
         assert spec["leaseDurationSeconds"] == 1
@@ -114,7 +136,7 @@ async def test_leading_manager_syncs_serves_and_releases_the_lease_on_shutdown(
 async def run_and_check(
     manager: Manager, client: ApiClient, namespace: str, opts: ManagerOptions
 ) -> None:
-    port = opts.metrics_port
+    port = opts.serving.metrics_port
     task = asyncio.create_task(manager.run())
     try:
         status, body = await eventually(
@@ -135,7 +157,7 @@ async def run_and_check(
             within=30,
             message="new ConfigMap annotated",
         )
-        spec = await lease_spec(client, namespace, opts.leader_elect_resource_name)
+        spec = await lease_spec(client, namespace, opts.election.resource_name)
         assert spec is not None
         assert spec["holderIdentity"] == "in-process"
         assert spec["leaseDurationSeconds"] == 4
@@ -173,7 +195,7 @@ async def test_manager_without_leader_election_runs_at_once_and_writes_no_lease(
             assert manager.leading()
         finally:
             await stop(manager, task)
-        assert await lease_spec(client, namespace, opts.leader_elect_resource_name) is None
+        assert await lease_spec(client, namespace, opts.election.resource_name) is None
 
 
 async def test_disabled_controller_is_not_started(
@@ -209,7 +231,7 @@ async def test_lost_lease_stops_controllers_and_raises(
     manager = Manager(
         opts, ControllerRegistry([SPEC]), registry=CollectorRegistry(), freeze_gc_after_sync=False
     )
-    name = opts.leader_elect_resource_name
+    name = opts.election.resource_name
     async with await admin_client(control_plane) as client:
         task = asyncio.create_task(manager.run())
         try:

@@ -12,7 +12,7 @@ from prometheus_client import CollectorRegistry
 
 from kcontrol.informers import SharedInformerFactory
 from kcontrol.manager import ControllerContext, ControllerRegistry, ManagerOptions
-from kcontrol.manager._options import resolve_controller_flags
+from kcontrol.manager._registry import resolve_controller_flags
 from kcontrol.testing import FakeClient, FakeRecorder
 
 INSTALLED = ControllerRegistry.from_entry_points()

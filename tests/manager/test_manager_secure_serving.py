@@ -18,9 +18,9 @@ import pytest
 from cryptography.hazmat.primitives.asymmetric import rsa
 
 from kcontrol.client import Resource
-from kcontrol.testing.envtest import ControlPlane
+from kcontrol.envtest import ControlPlane
 from tests.manager.manager_helpers import admin_client
-from tests.manager.secure_helpers import (
+from tests.serving.secure_helpers import (
     METRICS_READER,
     ClientCA,
     SecureManager,

@@ -14,8 +14,9 @@ import aiohttp
 import pytest
 from prometheus_client import CollectorRegistry
 
-from kcontrol.manager import ControllerRegistry, Manager, ManagerOptions, main, parse_args
+from kcontrol.manager import ControllerRegistry, Manager, ManagerOptions, main
 from kcontrol.manager._options import DEFAULT_LEASE_NAME, DEFAULT_SECURE_PORT
+from kcontrol.manager.flags import parse_args
 from kcontrol_controllers.replicaset import SPEC
 from tests.processes import free_port
 
@@ -38,16 +39,16 @@ KUBERNETES_PORTS = {
 
 def test_defaults_do_not_collide_with_kube_controller_manager() -> None:
     options, _ = parse_args([])
-    lease = (options.leader_elect_resource_namespace, options.leader_elect_resource_name)
+    lease = (options.election.resource_namespace, options.election.resource_name)
     assert lease == ("kube-system", DEFAULT_LEASE_NAME) == ("kube-system", "kcontrol-manager")
     assert lease != ("kube-system", "kube-controller-manager")
-    assert options.secure_port == DEFAULT_SECURE_PORT == 10263
-    assert options.secure_port not in KUBERNETES_PORTS
-    assert options.metrics_port == 0, "no plain HTTP unless asked for"
+    assert options.serving.secure_port == DEFAULT_SECURE_PORT == 10263
+    assert options.serving.secure_port not in KUBERNETES_PORTS
+    assert options.serving.metrics_port == 0, "no plain HTTP unless asked for"
 
 
 def test_secure_serving_defaults_are_kube_controller_managers_or_documented() -> None:
-    options = ManagerOptions()
+    options = ManagerOptions().serving
     assert options.bind_address == "0.0.0.0"
     assert options.cert_dir == ""
     assert options.tls_cert_file is options.tls_private_key_file is options.client_ca_file is None
@@ -156,7 +157,7 @@ def test_secure_serving_defaults_are_kube_controller_managers_or_documented() ->
 def test_serving_flags(argv: list[str], expected: dict[str, Any]) -> None:
     options, _ = parse_args(argv)
     for field, value in expected.items():
-        assert getattr(options, field) == value, field
+        assert getattr(options.serving, field) == value, field
     options.validate()
 
 

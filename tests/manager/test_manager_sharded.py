@@ -18,9 +18,10 @@ from prometheus_client import CollectorRegistry
 
 from examples.configmap_annotator import ANNOTATION, SPEC
 from kcontrol.client import CONFIGMAPS, ApiClient, PatchType, shard_of
-from kcontrol.leaderelection._sharded import shard_lease_name
-from kcontrol.manager import ControllerRegistry, Manager, ManagerOptions
-from kcontrol.testing.envtest import ControlPlane
+from kcontrol.envtest import ControlPlane
+from kcontrol.leaderelection import LeaderElectionOptions, shard_lease_name
+from kcontrol.manager import ClientOptions, ControllerRegistry, Manager, ManagerOptions
+from kcontrol.serving import ServingOptions
 from tests.integration.helpers import namespaces
 
 pytestmark = pytest.mark.integration
@@ -30,15 +31,17 @@ SHARDS = 3
 
 def options(plane: ControlPlane, lease_namespace: str, lease: str, identity: str) -> ManagerOptions:
     return ManagerOptions(
-        kubeconfig=str(plane.kubeconfig_path),
-        leader_elect_lease_duration=4.0,
-        leader_elect_renew_deadline=3.0,
-        leader_elect_retry_period=0.5,
-        leader_elect_resource_namespace=lease_namespace,
-        leader_elect_resource_name=lease,
-        leader_elect_identity=identity,
-        shards=SHARDS,
-        secure_port=0,
+        client=ClientOptions(kubeconfig=str(plane.kubeconfig_path)),
+        election=LeaderElectionOptions(
+            lease_duration=4.0,
+            renew_deadline=3.0,
+            retry_period=0.5,
+            resource_namespace=lease_namespace,
+            resource_name=lease,
+            identity=identity,
+            shards=SHARDS,
+        ),
+        serving=ServingOptions(),
     )
 
 

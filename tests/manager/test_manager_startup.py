@@ -25,11 +25,11 @@ from manager_helpers import eventually, free_port, http_get
 
 from kcontrol.client import ApiClient, ClientConfig
 from kcontrol.clock import FakeClock
+from kcontrol.envtest import ControlPlane
+from kcontrol.envtest._pki import write_pki
 from kcontrol.errors import ApiServerNotHealthy
 from kcontrol.manager._apiserver import wait_for_api_server
-from kcontrol.testing import FaultProxy
-from kcontrol.testing._pki import write_pki
-from kcontrol.testing.envtest import ControlPlane
+from kcontrol.testing.faults import FaultProxy
 
 REPO = Path(__file__).resolve().parents[2]
 WAIT = 3.0  # the start-up wait for the API server in the child processes

@@ -19,7 +19,8 @@ from kcontrol.client import CONFIGMAPS, DEPLOYMENTS, SECRETS, Object
 from kcontrol.clock import FakeClock
 from kcontrol.errors import Invalid, OptionsError
 from kcontrol.informers import SharedInformerFactory
-from kcontrol.manager import ControllerContext, ControllerRegistry, ManagerOptions, parse_args
+from kcontrol.manager import ControllerContext, ControllerRegistry, ManagerOptions
+from kcontrol.manager.flags import parse_args
 from kcontrol.testing import Action, FakeClient, FakeRecorder
 from kcontrol_controllers.configrestart import (
     CHECKSUM_FIELD,

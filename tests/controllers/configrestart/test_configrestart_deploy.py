@@ -11,8 +11,9 @@ from typing import Any
 import pytest
 import yaml
 
-from kcontrol.manager import ControllerRegistry, parse_args
-from kcontrol.testing.envtest import ControlPlane, find_binary
+from kcontrol.envtest import ControlPlane, find_binary
+from kcontrol.manager import ControllerRegistry
+from kcontrol.manager.flags import parse_args
 from kcontrol_controllers.configrestart import SPEC
 
 DEPLOY = Path(__file__).resolve().parents[3] / "deploy" / "configrestart"
@@ -67,10 +68,10 @@ def test_deployment_flags_parse_and_match_the_lease_role() -> None:
     registry = ControllerRegistry([SPEC])
     options, _ = parse_args(container["args"], registry.flags())
     assert [spec.name for spec in registry.select(options.controllers)] == ["configrestart"]
-    assert options.leader_elect
+    assert options.election.leader_elect
     role = find("Role", "kcontrol:configrestart-leader-election")
-    assert role["metadata"]["namespace"] == options.leader_elect_resource_namespace
-    assert [options.leader_elect_resource_name] == role["rules"][1]["resourceNames"]
+    assert role["metadata"]["namespace"] == options.election.resource_namespace
+    assert [options.election.resource_name] == role["rules"][1]["resourceNames"]
     key_path = options.controller_flags["configrestart-hmac-key-file"]
     mounts = {m["mountPath"]: m["name"] for m in container["volumeMounts"]}
     assert mounts[str(Path(key_path).parent)] == "hmac-key"

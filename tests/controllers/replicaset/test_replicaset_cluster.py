@@ -15,9 +15,14 @@ from typing import Any
 import pytest
 
 from kcontrol.client import PODS, REPLICASETS, ApiClient, Object, Resource
+from kcontrol.envtest.cluster import (
+    ALL_CONTROLLERS,
+    BEHAVIOR_LABEL,
+    BEHAVIOR_NEVER_READY,
+    WITHOUT_WORKLOAD_CONTROLLERS,
+    Cluster,
+)
 from kcontrol.errors import NotFound
-from kcontrol.testing import BEHAVIOR_LABEL, BEHAVIOR_NEVER_READY
-from kcontrol.testing.cluster import ALL_CONTROLLERS, WITHOUT_WORKLOAD_CONTROLLERS, Cluster
 from kcontrol_controllers.replicaset import SPEC
 from tests.controllers.cluster_helpers import (
     WITHIN,

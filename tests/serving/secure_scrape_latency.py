@@ -1,4 +1,4 @@
-"""What an authenticated scrape costs: ``python -m tests.manager.secure_scrape_latency``.
+"""What an authenticated scrape costs: ``python -m tests.serving.secure_scrape_latency``.
 
 A measurement, not a test (nothing is asserted): one kcontrol-manager (no controllers, no
 leader election) serving both its secure port and, for comparison, the plain-HTTP
@@ -22,9 +22,9 @@ from pathlib import Path
 
 import aiohttp
 
-from kcontrol.testing.envtest import ControlPlane
+from kcontrol.envtest import ControlPlane
 from tests.manager.manager_helpers import free_port
-from tests.manager.secure_helpers import (
+from tests.serving.secure_helpers import (
     METRICS_READER,
     SecureManager,
     apply,

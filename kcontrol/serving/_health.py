@@ -1,4 +1,4 @@
-"""The manager's HTTP endpoint: Prometheus metrics and kube-style health checks.
+"""The health and metrics endpoint: Prometheus metrics and kube-style health checks.
 
 Paths, as kube components serve them:
 
@@ -18,9 +18,9 @@ health paths are served to anyone.
 :meth:`HealthServer.run` serves the application over plain HTTP, without authentication:
 ``kcontrol-manager --metrics-port``, an opt-in for local runs, on ``127.0.0.1`` unless
 ``--metrics-bind-address`` says otherwise. The secure port
-(:class:`~kcontrol.manager._serving.SecureServer`) serves the same application over HTTPS,
+(:class:`~kcontrol.serving.SecureServer`) serves the same application over HTTPS,
 behind delegated authentication and authorization, as kube-controller-manager does. Both
-accept connections under the same limits (:mod:`kcontrol.manager._listener`).
+accept connections under the same limits (:mod:`kcontrol.serving._listener`).
 """
 
 from __future__ import annotations
@@ -33,8 +33,8 @@ from prometheus_client import REGISTRY, CollectorRegistry
 from prometheus_client.exposition import choose_encoder
 
 from kcontrol.logging import get_logger
-from kcontrol.manager._http import App, Filter, Handler, Request, Response, error_response
-from kcontrol.manager._listener import ConnectionLimits, serve_app
+from kcontrol.serving._http import App, Filter, Handler, Request, Response, error_response
+from kcontrol.serving._listener import ConnectionLimits, serve_app
 
 __all__ = ["HealthCheck", "HealthServer", "NamedCheck"]
 
@@ -63,7 +63,7 @@ class HealthServer:
     ``host``/``port``: where to listen (``port=0`` picks a free port; read :attr:`port` once
     :meth:`wait_started` returned). ``registry``: the Prometheus registry served on
     ``/metrics`` (default: the global one). ``limits``: the connections' timeouts and caps
-    (default: kube-controller-manager's, see :class:`~kcontrol.manager._listener.ConnectionLimits`).
+    (default: kube-controller-manager's, see :class:`~kcontrol.serving.ConnectionLimits`).
     Checks can be added before or while running.
 
     :meth:`run` blocks until cancelled; on the way out it stops listening and closes every

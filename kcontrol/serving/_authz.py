@@ -6,7 +6,7 @@ As kube-controller-manager's authorizer (``k8s.io/apiserver``), a union of two:
    ``/readyz``, ``/livez``): those paths are served to anyone, so kubelet's probes need no
    credentials. A pattern is a path, or a prefix ending in ``*`` (``/healthz/*``); anything
    else must be asked about. kcontrol serves them before authentication too (see
-   :mod:`kcontrol.manager._authn`), where kube-controller-manager authenticates them as
+   :mod:`kcontrol.serving._authn`), where kube-controller-manager authenticates them as
    ``system:anonymous`` first.
 2. :class:`SubjectAccessReviewAuthorizer`: a ``SubjectAccessReview`` sent to the API server
    for the non-resource URL and the lower-cased HTTP method as verb (``get`` on
@@ -17,7 +17,7 @@ Answers are cached per (user, verb, path): allowed for ``authorized_ttl``
 (``--authorization-webhook-cache-unauthorized-ttl``), 10 s each by default as in
 kube-controller-manager; concurrent requests share one review, and failures are never cached.
 As for TokenReviews, no rate limit of the process's own: one user asking about many paths
-never refuses another user (:mod:`kcontrol.manager._review`).
+never refuses another user (:mod:`kcontrol.serving._review`).
 """
 
 from __future__ import annotations
@@ -29,9 +29,9 @@ from prometheus_client import CollectorRegistry
 
 from kcontrol.client import Resource, Writer
 from kcontrol.clock import Clock, RealClock
-from kcontrol.manager._authn import UserInfo
-from kcontrol.manager._cache import ReviewCache
-from kcontrol.manager._review import REVIEW_TIMEOUT, ReviewSender
+from kcontrol.serving._authn import UserInfo
+from kcontrol.serving._cache import ReviewCache
+from kcontrol.serving._review import REVIEW_TIMEOUT, ReviewSender
 
 __all__ = [
     "DEFAULT_ALWAYS_ALLOW_PATHS",

@@ -16,7 +16,7 @@ kube-controller-manager runs it, and no more:
   ``405`` with ``Allow``; a path without a route is ``404``;
 - every response has a ``Content-Length`` and a ``Date``.
 
-Connections, their limits and TLS are :mod:`kcontrol.manager._listener`'s.
+Connections, their limits and TLS are :mod:`kcontrol.serving._listener`'s.
 """
 
 from __future__ import annotations

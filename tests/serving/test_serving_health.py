@@ -10,7 +10,7 @@ import aiohttp
 import pytest
 from prometheus_client import CollectorRegistry, Counter
 
-from kcontrol.manager import HealthServer
+from kcontrol.serving import HealthServer
 
 
 class State:

@@ -21,7 +21,8 @@ from kcontrol.errors import (
     InternalError,
     ReviewFailed,
 )
-from kcontrol.manager._authn import (
+from kcontrol.serving import ServingOptions
+from kcontrol.serving._authn import (
     TOKENREVIEWS,
     DelegatingAuthenticator,
     TokenReviewAuthenticator,
@@ -29,13 +30,12 @@ from kcontrol.manager._authn import (
     bearer_token,
     user_from_certificate,
 )
-from kcontrol.manager._authz import (
+from kcontrol.serving._authz import (
     SUBJECTACCESSREVIEWS,
     AlwaysAllowPaths,
     SubjectAccessReviewAuthorizer,
 )
-from kcontrol.manager._cache import ReviewCache
-from kcontrol.manager._options import ManagerOptions
+from kcontrol.serving._cache import ReviewCache
 
 
 class Reviews:
@@ -321,7 +321,7 @@ async def test_garbage_tokens_never_refuse_another_callers_token(
 async def test_default_ttls_are_kube_controller_managers(
     reviews: Reviews, clock: FakeClock
 ) -> None:
-    options = ManagerOptions()
+    options = ServingOptions()
     tokens = authenticator(reviews, clock, ttl=options.authentication_token_webhook_cache_ttl)
     authz = authorizer(
         reviews,

@@ -17,7 +17,7 @@ Cost: TokenReview answers, "authenticated" and "not authenticated" alike, are ca
 ``cache_ttl`` (``--authentication-token-webhook-cache-ttl``, 10 s as kube-controller-manager),
 keyed by a SHA-256 digest of the token, and requests with one new token share one review.
 Failures to get an answer are not cached. There is no rate limit of the process's own (see
-:mod:`kcontrol.manager._review`): a flood of garbage tokens never refuses another caller.
+:mod:`kcontrol.serving._review`): a flood of garbage tokens never refuses another caller.
 
 Secrets: a token never appears in a log line, an exception message or a cache key; what the
 API server says about a token is logged with the token cut out of it.
@@ -39,8 +39,8 @@ from kcontrol.errors import (
     NotFound,
 )
 from kcontrol.logging import get_logger
-from kcontrol.manager._cache import ReviewCache
-from kcontrol.manager._review import REVIEW_TIMEOUT, ReviewSender
+from kcontrol.serving._cache import ReviewCache
+from kcontrol.serving._review import REVIEW_TIMEOUT, ReviewSender
 
 __all__ = [
     "AUTHENTICATION_CONFIGMAP",

@@ -29,10 +29,10 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec, padding, rsa
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
-from kcontrol.manager._http import App, Request, Response
-from kcontrol.manager._listener import ConnectionLimits, Listener, serve_app
-from kcontrol.manager._tls import ServingTLS
-from kcontrol.testing.envtest import ControlPlane
+from kcontrol.envtest import ControlPlane
+from kcontrol.serving._http import App, Request, Response
+from kcontrol.serving._listener import ConnectionLimits, Listener, serve_app
+from kcontrol.serving._tls import ServingTLS
 from tests.processes import LoggedProcess, free_port
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -1,4 +1,4 @@
-"""The manager's own HTTP/1.1 server (kcontrol.manager._http and the listener's
+"""The manager's own HTTP/1.1 server (kcontrol.serving._http and the listener's
 connections): request parsing, the answers to malformed and unusual requests, keep-alive,
 pipelining, HEAD, bodies that are never read, and clients that read no answers."""
 
@@ -12,7 +12,7 @@ from collections.abc import AsyncIterator, Callable
 
 import pytest
 
-from kcontrol.manager._http import (
+from kcontrol.serving._http import (
     App,
     BadRequest,
     Request,
@@ -20,8 +20,8 @@ from kcontrol.manager._http import (
     parse_request,
     render_response,
 )
-from kcontrol.manager._listener import ConnectionLimits, Listener
-from tests.manager.secure_helpers import closed_by_server, listening, read_response
+from kcontrol.serving._listener import ConnectionLimits, Listener
+from tests.serving.secure_helpers import closed_by_server, listening, read_response
 
 pytestmark = pytest.mark.both_loops
 

@@ -1,23 +1,23 @@
 """The secure port: ``/metrics`` and the health checks over HTTPS, behind delegated
 authentication and authorization, as kube-controller-manager serves them.
 
-:class:`SecureServer` serves :class:`~kcontrol.manager.HealthServer`'s application on
-``--bind-address:--secure-port`` with TLS (:mod:`kcontrol.manager._tls`), and puts a filter in
+:class:`SecureServer` serves :class:`~kcontrol.serving.HealthServer`'s application on
+``--bind-address:--secure-port`` with TLS (:mod:`kcontrol.serving._tls`), and puts a filter in
 front of every handler - the ``WithAuthentication`` / ``WithAuthorization`` filters of
 ``k8s.io/apiserver``, or controller-runtime's ``WithAuthenticationAndAuthorization``:
 
 1. a path in ``--authorization-always-allow-paths`` is served at once (probes need nothing);
-2. authentication (:mod:`kcontrol.manager._authn`): a verified client certificate or a
+2. authentication (:mod:`kcontrol.serving._authn`): a verified client certificate or a
    bearer token the API server accepts in a TokenReview, else ``401 Unauthorized``;
-3. authorization (:mod:`kcontrol.manager._authz`): a SubjectAccessReview for the path and
+3. authorization (:mod:`kcontrol.serving._authz`): a SubjectAccessReview for the path and
    the lower-cased method (``get /metrics``), else ``403 Forbidden`` naming the user, verb
    and path;
 4. a review that got no answer: ``401`` (authentication, as the apiserver answers) or
    ``500`` (authorization).
 
 Connections are accepted under kube-controller-manager's timeouts and header cap, and a cap
-on their number (:mod:`kcontrol.manager._listener`); TLS as ``--tls-min-version`` and
-``--tls-cipher-suites`` say (:mod:`kcontrol.manager._tls`).
+on their number (:mod:`kcontrol.serving._listener`); TLS as ``--tls-min-version`` and
+``--tls-cipher-suites`` say (:mod:`kcontrol.serving._tls`).
 
 Refusals are the API server's ``Status`` objects (JSON), so ``kubectl get --raw`` and
 Prometheus report them as they report the API server's. Why a request was refused is logged
@@ -58,19 +58,19 @@ from kcontrol.errors import (
     ServingError,
 )
 from kcontrol.logging import get_logger
-from kcontrol.manager._authn import (
+from kcontrol.serving._authn import (
     AUTHENTICATION_CONFIGMAP,
     DelegatingAuthenticator,
     TokenReviewAuthenticator,
     lookup_client_ca,
 )
-from kcontrol.manager._authz import AlwaysAllowPaths, SubjectAccessReviewAuthorizer
-from kcontrol.manager._health import HealthServer
-from kcontrol.manager._http import Handler, Request, Response
-from kcontrol.manager._listener import ConnectionLimits, serve_app
-from kcontrol.manager._options import ManagerOptions
-from kcontrol.manager._review import REVIEW_TIMEOUT
-from kcontrol.manager._tls import CERT_RELOAD_INTERVAL, ServingTLS, ensure_self_signed
+from kcontrol.serving._authz import AlwaysAllowPaths, SubjectAccessReviewAuthorizer
+from kcontrol.serving._health import HealthServer
+from kcontrol.serving._http import Handler, Request, Response
+from kcontrol.serving._listener import ConnectionLimits, serve_app
+from kcontrol.serving._options import ServingOptions
+from kcontrol.serving._review import REVIEW_TIMEOUT
+from kcontrol.serving._tls import CERT_RELOAD_INTERVAL, ServingTLS, ensure_self_signed
 
 __all__ = ["CLIENT_CA_LOOKUP_WAIT", "CLIENT_CA_REFRESH_INTERVAL", "SecureServer"]
 
@@ -92,14 +92,14 @@ class SecureServer:
     ``registry`` receives the review metrics; ``clock`` drives the caches and the file and
     lookup polls; ``cert_reload_interval`` is how often the certificate files are checked;
     ``limits`` bounds the connections (default: kube-controller-manager's timeouts, see
-    :class:`~kcontrol.manager._listener.ConnectionLimits`). :meth:`run` blocks until
+    :class:`~kcontrol.serving.ConnectionLimits`). :meth:`run` blocks until
     cancelled.
     """
 
     def __init__(
         self,
         health: HealthServer,
-        options: ManagerOptions,
+        options: ServingOptions,
         *,
         registry: CollectorRegistry | None = None,
         clock: Clock | None = None,

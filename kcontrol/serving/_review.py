@@ -1,14 +1,14 @@
 """Sending one review (TokenReview, SubjectAccessReview) to the API server for the secure
 port: under a timeout, counted in kube-controller-manager's metrics.
 
-Both delegating checks (:mod:`kcontrol.manager._authn`, :mod:`kcontrol.manager._authz`) use
+Both delegating checks (:mod:`kcontrol.serving._authn`, :mod:`kcontrol.serving._authz`) use
 a :class:`ReviewSender`; what differs is only the review's body and how its answer is read.
 
 There is no rate limit of the process's own, as kube-controller-manager has none: one budget
 for every caller would let one caller's garbage tokens, or one user's distinct paths, refuse
 another caller's scrape. The API server's priority and fairness limits the reviews; the
 caches in front of them share one review between concurrent requests alike and keep every
-answer for a while; and the connection limit (:mod:`kcontrol.manager._listener`) bounds the
+answer for a while; and the connection limit (:mod:`kcontrol.serving._listener`) bounds the
 reviews in flight, one per connection.
 """
 

@@ -22,12 +22,11 @@ from cryptography.hazmat.primitives.serialization import Encoding
 from prometheus_client import CollectorRegistry
 
 from kcontrol.client import load_config
+from kcontrol.envtest import ControlPlane
 from kcontrol.errors import ServingError
-from kcontrol.manager import HealthServer, ManagerOptions
-from kcontrol.manager._serving import SecureServer
-from kcontrol.manager._tls import ServingTLS, ensure_self_signed
-from kcontrol.testing.envtest import ControlPlane
-from tests.manager.secure_helpers import (
+from kcontrol.serving import HealthServer, SecureServer, ServingOptions
+from kcontrol.serving._tls import ServingTLS, ensure_self_signed
+from tests.serving.secure_helpers import (
     ClientCA,
     https_get,
     insecure_client,
@@ -127,8 +126,7 @@ def der_of(cert_file: Path) -> bytes:
 async def secure_server(
     plane: ControlPlane, cert_file: Path, key_file: Path, **options_: Any
 ) -> AsyncIterator[SecureServer]:
-    options = ManagerOptions(
-        kubeconfig=str(plane.kubeconfig_path),
+    options = ServingOptions(
         bind_address="127.0.0.1",
         tls_cert_file=str(cert_file),
         tls_private_key_file=str(key_file),

@@ -6,7 +6,7 @@ a connection whose request header is not complete 32 s after it began (``ReadHea
 which also bounds the TLS handshake), closes a kept-alive connection idle for 90 s
 (``IdleTimeout``) and answers ``431`` to a header over 1 MiB (``MaxHeaderBytes``).
 :class:`Listener` accepts the connections and reads their requests
-(:mod:`kcontrol.manager._http`) under the same limits, :class:`ConnectionLimits`:
+(:mod:`kcontrol.serving._http`) under the same limits, :class:`ConnectionLimits`:
 
 - the TLS handshake must complete within ``header_timeout``, and so must each request header,
   counted from the moment the connection is ready (the first request) or from the first byte
@@ -21,7 +21,7 @@ which also bounds the TLS handshake), closes a kept-alive connection idle for 90
   connection that has waited longest without a request in progress (in its handshake,
   sending a header, or idle), so connections that never send a request cannot lock out a
   scrape; when every connection has a request in progress, the new one is closed at once.
-  A request in progress is bounded too: its reviews time out (:mod:`kcontrol.manager._review`)
+  A request in progress is bounded too: its reviews time out (:mod:`kcontrol.serving._review`)
   and its answers are small unless the caller was authorized.
 
 A request is "in progress" from the moment its header is complete until its response is
@@ -33,7 +33,7 @@ connection is closed).
 TLS: each connection is handshaken with the context ``ssl_context()`` returns when it is
 accepted, so a reloaded certificate or client CA applies from the next connection on, and a
 TLS session established under an older context is never resumed under a newer one
-(:mod:`kcontrol.manager._tls`).
+(:mod:`kcontrol.serving._tls`).
 """
 
 from __future__ import annotations
@@ -50,7 +50,7 @@ from dataclasses import dataclass
 from typing import cast
 
 from kcontrol.logging import get_logger
-from kcontrol.manager._http import (
+from kcontrol.serving._http import (
     BadRequest,
     Handler,
     Request,
@@ -488,7 +488,7 @@ async def serve_app(
     what: str = "metrics and health checks",
 ) -> AsyncIterator[Listener]:
     """Listen on ``host:port`` (``port=0``: a free one) for ``app`` (an
-    :class:`~kcontrol.manager._http.App`, or any handler) - over TLS with the context
+    :class:`~kcontrol.serving._http.App`, or any handler) - over TLS with the context
     ``ssl_context()`` returns per connection - under ``limits`` (default
     :class:`ConnectionLimits`), for the duration of the block, which receives the
     :class:`Listener` and must run its :meth:`~Listener.serve` to accept connections.

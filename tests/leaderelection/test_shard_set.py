@@ -10,8 +10,7 @@ import pytest
 from prometheus_client import CollectorRegistry
 
 from kcontrol.client import LEASES, ShardSelector, shard_of
-from kcontrol.leaderelection import LeaderElector
-from kcontrol.manager._shards import ShardSet, server_filters_shards
+from kcontrol.leaderelection import LeaderElector, ShardSet, server_filters_shards
 from kcontrol.testing import FakeClient
 
 

@@ -14,16 +14,16 @@ from collections.abc import AsyncIterator, Callable
 
 import pytest
 
-from kcontrol.manager._http import App, Request, Response
-from kcontrol.manager._listener import (
+from kcontrol.serving._http import App, Request, Response
+from kcontrol.serving._listener import (
     IDLE_TIMEOUT,
     MAX_HEADER_BYTES,
     READ_HEADER_TIMEOUT,
     ConnectionLimits,
     Listener,
 )
-from kcontrol.manager._tls import ServingTLS, ensure_self_signed
-from tests.manager.secure_helpers import (
+from kcontrol.serving._tls import ServingTLS, ensure_self_signed
+from tests.serving.secure_helpers import (
     closed_by_server,
     insecure_client,
     listening,

@@ -1,9 +1,9 @@
-"""A sharded kcontrol-manager's shards (``--shards=N``, issue 24): which ones this replica
-holds, the write gate they open, and how the API server is found to filter by shard.
+"""The shards a replica of a sharded election holds: the write gate they open, the
+selector its informers use, and how the API server is found to filter by shard.
 
 The namespaces' hash (:func:`~kcontrol.client.shard_of`) is cut into ``N`` equal ranges, shard
 ``k`` held through the Lease ``<--leader-elect-resource-name>-shard-<k>-of-<N>``
-(:class:`~kcontrol.leaderelection._sharded.ShardedElection`). :class:`ShardSet` is the
+(:class:`~kcontrol.leaderelection.ShardedElection`). :class:`ShardSet` is the
 bookkeeping between that election and the controllers:
 
 - the election runs :meth:`ShardSet.work` for each shard it wins: the shard is *held* (its
@@ -43,7 +43,7 @@ from kcontrol.client import (
     shards_selector,
 )
 from kcontrol.errors import KcontrolError
-from kcontrol.leaderelection import LeaderElector
+from kcontrol.leaderelection._elector import LeaderElector
 from kcontrol.logging import get_logger
 
 __all__ = ["ShardSet", "server_filters_shards"]
