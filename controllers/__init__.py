@@ -1,5 +1,6 @@
-"""kcontrol's controllers (deployment, replicaset, configrestart, and podutil, which the first
-two share), imported as ``kcontrol_controllers`` - the only name they have.
+"""kcontrol's controllers (deployment, replicaset, job, cronjob, ttlafterfinished,
+configrestart) and the modules they share (podutil, podcontrol, activepods, conditions, jobutil),
+imported as ``kcontrol_controllers`` - the only name they have.
 
 This directory is ``controllers/`` in the repository, but ``controllers`` is not kcontrol's to
 take in an application's site-packages: the wheel installs it as ``kcontrol_controllers``

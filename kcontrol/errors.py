@@ -9,7 +9,7 @@ class they care about; everything else propagates.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Protocol
 
 __all__ = [
     "NAMESPACE_TERMINATING_CAUSE",
@@ -26,6 +26,7 @@ __all__ = [
     "Conflict",
     "Forbidden",
     "Gone",
+    "GroupResource",
     "InactivityTimeoutError",
     "InternalError",
     "Invalid",
@@ -44,6 +45,7 @@ __all__ = [
     "ServiceUnavailable",
     "ServingError",
     "ShutDown",
+    "StaleCache",
     "TooManyRequests",
     "Unauthorized",
     "WriteRefused",
@@ -90,6 +92,32 @@ class LeadershipLost(KcontrolError):
     finished. The process should exit (non-zero), as kube-controller-manager does, and start
     over as a standby.
     """
+
+
+class GroupResource(Protocol):
+    """What :class:`StaleCache` names: a resource's API group and plural (a
+    :class:`~kcontrol.client.Resource` is one)."""
+
+    @property
+    def group(self) -> str: ...
+
+    @property
+    def plural(self) -> str: ...
+
+
+class StaleCache(KcontrolError):
+    """An informer has not yet applied a resourceVersion this controller wrote, so a sync
+    would act on a cache behind its own write (:class:`~kcontrol.controller.ConsistencyStore`):
+    sync again later. The runner requeues the key with backoff and logs it at debug level."""
+
+    def __init__(self, resource: GroupResource, read: str, wrote: str) -> None:
+        self.resource = resource
+        self.read = read
+        self.wrote = wrote
+        super().__init__(
+            f"read version: {read} is not as new as written version: {wrote} for group "
+            f"resource {resource.plural}{'.' + resource.group if resource.group else ''}"
+        )
 
 
 class WriteRefused(KcontrolError):

@@ -31,6 +31,7 @@ from prometheus_client import CollectorRegistry
 from kcontrol.client import DEPLOYMENTS, PODS, REPLICASETS, Client, Object, deep_copy
 from kcontrol.clock import Clock, RealClock
 from kcontrol.controller import (
+    ConsistencyStore,
     Controller,
     ControllerOptions,
     ControllerRefManager,
@@ -44,6 +45,7 @@ from kcontrol.errors import (
     NAMESPACE_TERMINATING_CAUSE,
     ApiError,
     NotFound,
+    StaleCache,
     has_status_cause,
 )
 from kcontrol.events import EVENT_TYPE_WARNING, EventRecorder
@@ -91,7 +93,7 @@ from ._sync import (
     sync,
     sync_status_only,
 )
-from ._writes import CacheBehindOwnWrite, SyncContext, update_deployment_status
+from ._writes import SyncContext, update_deployment_status
 
 __all__ = [
     "DEFAULT_WORKERS",
@@ -117,7 +119,9 @@ class DeploymentController:
     ``client`` reads live objects (the pre-adoption check) and sends every write;
     ``informers`` provides the Deployment, ReplicaSet and Pod informers (the caller runs
     the factory); ``recorder`` records events as ``deployment-controller``; ``clock`` gives
-    the runner its time and conditions their wall time. The remaining arguments go to
+    the runner its time and conditions their wall time; ``consistency`` records the
+    controller's writes (default: a store over the Deployment and ReplicaSet informers; tests
+    give one over their own view of the caches). The remaining arguments go to
     :class:`~kcontrol.controller.ControllerOptions`.
 
     :meth:`run` blocks until cancelled. Tests call the handlers and :meth:`sync` directly.
@@ -133,6 +137,7 @@ class DeploymentController:
         clock: Clock | None = None,
         registry: CollectorRegistry | None = None,
         sync_timeout: float | None = None,
+        consistency: ConsistencyStore | None = None,
     ) -> None:
         self._client = client
         self._recorder = recorder
@@ -153,7 +158,14 @@ class DeploymentController:
             recorder=recorder,
             rs_lister=self._rs_lister,
             clock=self._clock,
-            superseded=self._queued_again,
+            consistency=consistency
+            if consistency is not None
+            else ConsistencyStore(
+                {
+                    DEPLOYMENTS: lambda: d_informer.last_sync_resource_version,
+                    REPLICASETS: lambda: rs_informer.last_sync_resource_version,
+                }
+            ),
         )
         self.controller = Controller(
             ControllerOptions(
@@ -186,9 +198,6 @@ class DeploymentController:
     async def run(self) -> None:
         """Wait for the caches, then sync Deployments until cancelled."""
         await self.controller.run()
-
-    def _queued_again(self, key: str) -> bool:
-        return self.controller.queue.is_dirty(key)
 
     def _enqueue(self, deployment: Mapping[str, Any]) -> None:
         self.controller.enqueue(key_func(deployment))
@@ -251,7 +260,6 @@ class DeploymentController:
         replica_set = deleted_object(obj, "ReplicaSet")
         if replica_set is None:
             return
-        self._ctx.spent_replica_sets.forget(f"{namespace_of(replica_set)}/{name_of(replica_set)}")
         ref = get_controller_of(replica_set)
         if ref is None:
             return
@@ -338,34 +346,37 @@ class DeploymentController:
     async def sync(self, key: str) -> Result | None:
         """Converge the Deployment named by ``key``; see the module docstring.
 
-        A write refused because the namespace is terminating drops the key (every later
-        write would fail too). Other errors propagate to the runner, a 409 Conflict (a write
-        from a stale cache) among them: as upstream's ``handleErr``, it counts toward the
-        :data:`MAX_RETRIES` after which the key is dropped until its next event. A sync that
-        would write over a resourceVersion this controller has itself already written over
-        (a conflict known in advance) ends without the write and without a retry: the
-        informer's event for that own write syncs the Deployment again.
+        A sync whose informers have not yet seen this controller's own last writes of the
+        Deployment and its ReplicaSets (:class:`~kcontrol.controller.ConsistencyStore`) does
+        nothing, and one that would base a write on a copy older than its own earlier write
+        of that object ends there; neither is retried: the informer's event for that own
+        write syncs the Deployment again, on a cache that has caught up, so no write is sent
+        only to be refused with 409 Conflict. A write refused because the namespace is
+        terminating drops the key (every later write would fail too). Other errors propagate
+        to the runner, a 409 Conflict (a write from a cache stale for another writer's change)
+        among them: as upstream's ``handleErr``, it counts toward the :data:`MAX_RETRIES`
+        after which the key is dropped until its next event.
         """
         namespace, name = split_meta_namespace_key(key)
+        try:
+            self._ctx.consistency.ensure_ready(key)
+        except StaleCache as stale:
+            _log.debug("cache is behind the controller's own write", key=key, reason=str(stale))
+            return None
         try:
             cached = self._d_lister.get(namespace, name)
         except NotFound:
             _log.debug("deployment has been deleted", key=key)
-            self._ctx.spent.forget(key)
+            self._ctx.consistency.clear(key)
             self._ctx.deferred.discard(key)
             return None
         deployment: Object = deep_copy(cached)  # never change the cache
         try:
-            return await self._sync_deployment(deployment)
-        except CacheBehindOwnWrite as behind:
-            # The informer has yet to deliver our own last write; its event syncs again.
-            _log.debug(
-                "cache is behind the controller's own write",
-                key=key,
-                kind=behind.kind,
-                object=behind.key,
-                version=behind.version,
-            )
+            with self._ctx.consistency.recording(key, uid_of(cached)):
+                return await self._sync_deployment(deployment)
+        except StaleCache as stale:
+            # A write would have been based on a copy older than this sync's own write.
+            _log.debug("cache is behind the controller's own write", key=key, reason=str(stale))
             return None
         except ApiError as error:
             if has_status_cause(error, NAMESPACE_TERMINATING_CAUSE):

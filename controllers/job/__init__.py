@@ -19,10 +19,12 @@ Run by ``kcontrol-manager`` as ``job-controller`` (entry point
 Layout, by behaviour: ``_controller`` (wiring, handlers, orphan pods), ``_sync`` (the sync's
 decisions), ``_manage`` (creating and deleting pods), ``_status`` (counting pods, finalizers,
 conditions, the status write), ``_context`` (one sync's state), ``_metrics``, ``_names``
-(name, queues, defaults), ``_factory``; shared with the ReplicaSet controller: ``podcontrol``
-(pod writes and their events), ``consistency`` (waiting for the informers to see its own
-writes); pure helpers by topic: ``_spec`` (reading a Job), ``_pods``, ``_tracking``,
-``_backoff``, ``_indexed``, ``_pod_failure_policy``, ``_success_policy``, ``_conditions``.
+(name, queues, defaults), ``_factory``; shared with the other controllers: ``podcontrol``
+(pod writes and their events), ``activepods`` (which pods to delete first), ``conditions``
+(a status's conditions), ``jobutil`` (whether a Job finished); pure helpers by topic:
+``_spec`` (reading a Job), ``_pods``, ``_tracking``, ``_backoff``, ``_indexed``,
+``_pod_failure_policy``, ``_success_policy``, ``_conditions``. The read-your-writes check is
+the library's :class:`~kcontrol.controller.ConsistencyStore`.
 """
 
 from typing import TYPE_CHECKING

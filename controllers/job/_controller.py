@@ -26,6 +26,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Mapping
+from functools import partial
 from typing import Any, Final
 
 from prometheus_client import CollectorRegistry
@@ -33,6 +34,7 @@ from prometheus_client import CollectorRegistry
 from kcontrol.client import JOBS, PODS, Client, Object
 from kcontrol.clock import Clock, RealClock
 from kcontrol.controller import (
+    ConsistencyStore,
     Controller,
     ControllerExpectations,
     ControllerOptions,
@@ -51,13 +53,13 @@ from kcontrol.informers import (
 )
 from kcontrol.labels import parse, selector_from_label_selector
 from kcontrol.logging import get_logger
+from kcontrol.metatime import parse_time
 from kcontrol.workqueue import ItemExponentialFailureRateLimiter, RateLimitingQueue
 
-from ..consistency import ConsistencyStore
+from ..jobutil import is_job_finished
 from ..podcontrol import PodControl
-from ..podutil import POD_CONTROLLER_INDEX, ensure_index, parse_time, pod_controller_index_func
+from ..podutil import POD_CONTROLLER_INDEX, ensure_index, pod_controller_index_func
 from ._backoff import BackoffStore
-from ._conditions import is_job_finished
 from ._manage import SYNC_JOB_BATCH_PERIOD, PodManager
 from ._metrics import metrics_for
 from ._names import DEFAULT_WORKERS, NAME, ORPHAN_QUEUE_NAME, QUEUE_NAME
@@ -171,7 +173,9 @@ class JobController:
             JOBS: lambda: job_informer.last_sync_resource_version,
         }
         self.consistency = ConsistencyStore(trackers if stale_cache_consistency else {})
-        self._pod_control = PodControl(client, recorder, on_write=self.consistency.wrote_pod)
+        self._pod_control = PodControl(
+            client, recorder, on_write=partial(self.consistency.wrote_owned, PODS)
+        )
         tracker = StatusTracker(
             client=client,
             pod_control=self._pod_control,

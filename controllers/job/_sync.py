@@ -33,19 +33,22 @@ from kcontrol.client import JOBS, PODS, Client, Object, deep_copy
 from kcontrol.clock import Clock
 from kcontrol.controller import (
     ClaimError,
+    ConsistencyStore,
     ControllerExpectations,
     ControllerRefManager,
     Result,
     recheck_owner,
 )
-from kcontrol.errors import NotFound
+from kcontrol.errors import NotFound, StaleCache
 from kcontrol.events import EVENT_TYPE_NORMAL, EVENT_TYPE_WARNING, EventRecorder
 from kcontrol.informers import Indexer, Lister, split_meta_namespace_key
 from kcontrol.labels import selector_from_label_selector
 from kcontrol.logging import get_logger
+from kcontrol.metatime import format_time, parse_time
 
-from ..consistency import ConsistencyStore, StaleCache
-from ..podutil import filter_active_pods, filter_pods_by_owner, parse_time
+from ..conditions import get_condition
+from ..jobutil import is_job_finished
+from ..podutil import filter_active_pods, filter_pods_by_owner
 from ._backoff import BackoffStore
 from ._conditions import (
     BACKOFF_LIMIT_EXCEEDED,
@@ -65,9 +68,6 @@ from ._conditions import (
     SUCCESS_POLICY,
     SUSPENDED,
     ensure_condition_status,
-    find_condition,
-    format_time,
-    is_job_finished,
     new_condition,
     success_criteria_met_condition,
 )
@@ -315,8 +315,7 @@ class JobSyncer:
         if met is not None:
             ctx.finished_condition = dict(met)
             return
-        conditions = job["status"].get("conditions") or []
-        target = find_condition(conditions, FAILURE_TARGET)
+        target = get_condition(job["status"], FAILURE_TARGET)
         if target is not None and target.get("status") == "True":
             ctx.finished_condition = new_condition(
                 FAILED, "True", target.get("reason", ""), target.get("message", ""), now

@@ -4,7 +4,7 @@
 It keeps ``spec.replicas`` pods running for every ReplicaSet: it adopts matching orphan pods
 and releases pods that stopped matching, creates missing pods from the template in
 slow-start batches, deletes extra pods in the order that disturbs least (see
-:mod:`kcontrol_controllers.replicaset._ranking`), waits for the informers to observe what it did
+:mod:`kcontrol_controllers.activepods`), waits for the informers to observe what it did
 before acting again (expectations), and keeps ``status`` (replicas, fullyLabeledReplicas,
 readyReplicas, availableReplicas, terminatingReplicas, observedGeneration, the
 ``ReplicaFailure`` condition) current.
@@ -15,9 +15,10 @@ with ``--concurrent-replicaset-syncs`` workers. Layout, by behaviour:
 - ``_controller``: informers, event handlers, the runner; ``_lookup``: cache lookups;
 - ``_sync``: the sync of one key; ``_manage``: creating and deleting pods (slow start,
   bursts, expectations) through the shared ``podcontrol`` (the requests and their events);
-- ``_ranking``: which pods go first (pure); ``_status``: status calculation and write;
-- ``_metrics``: the controller's own metrics; the shared ``consistency``: waiting for the
-  informers to see the controller's own writes;
+- ``_ranking``: which pods go first (pure, on the shared ``activepods`` order); ``_status``:
+  status calculation and write;
+- ``_metrics``: the controller's own metrics (waiting for the informers to see the
+  controller's own writes is the library's :class:`~kcontrol.controller.ConsistencyStore`);
 - ``_names``: name, queue, burst size; ``_factory``: the flag, the factory, :data:`SPEC` -
   all that importing the package loads (the rest is loaded on first use).
 """

@@ -19,6 +19,7 @@ What queues a ReplicaSet ``namespace/name``:
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import partial
 from typing import Any
 
 from prometheus_client import CollectorRegistry
@@ -26,6 +27,7 @@ from prometheus_client import CollectorRegistry
 from kcontrol.client import PODS, REPLICASETS, Client, Object
 from kcontrol.clock import Clock, RealClock
 from kcontrol.controller import (
+    ConsistencyStore,
     Controller,
     ControllerOptions,
     Result,
@@ -43,7 +45,6 @@ from kcontrol.informers import (
 )
 from kcontrol.logging import get_logger
 
-from ..consistency import ConsistencyStore
 from ..podcontrol import PodControl
 from ..podutil import (
     POD_CONTROLLER_INDEX,
@@ -151,7 +152,9 @@ class ReplicaSetController:
             }
             consistency = ConsistencyStore(trackers if stale_cache_consistency else {})
         self.consistency = consistency
-        pod_control = PodControl(client, recorder, on_write=self.consistency.wrote_pod)
+        pod_control = PodControl(
+            client, recorder, on_write=partial(self.consistency.wrote_owned, PODS)
+        )
         manager = ReplicaManager(
             expectations=self.expectations,
             pod_control=pod_control,

@@ -26,17 +26,17 @@ from kcontrol.client import PODS, REPLICASETS, Client, Object
 from kcontrol.clock import Clock
 from kcontrol.controller import (
     ClaimError,
+    ConsistencyStore,
     ControllerRefManager,
     Result,
     UIDTrackingControllerExpectations,
     recheck_owner,
 )
-from kcontrol.errors import NotFound, SelectorError
+from kcontrol.errors import NotFound, SelectorError, StaleCache
 from kcontrol.informers import Indexer, Lister, split_meta_namespace_key
 from kcontrol.labels import Selector, selector_from_label_selector
 from kcontrol.logging import get_logger
 
-from ..consistency import ConsistencyStore, StaleCache
 from ..podutil import (
     filter_active_pods,
     filter_claimed_pods,
@@ -167,7 +167,7 @@ class ReplicaSetSyncer:
 
         Deletions keep upstream's write: without it the sync their events trigger runs
         sooner, sees more of the deleted pods still terminating (a state the status
-        reports) and writes more than was saved (measured on the rollout benchmark)."""
+        reports) and writes more than was saved (docs/controllers/replicaset.md)."""
         expectations = self._expectations.get_expectations(key)
         return (
             expectations is not None

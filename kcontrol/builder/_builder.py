@@ -28,12 +28,20 @@ Defaults, and why:
   controller-runtime's defaults.
 - ``owns`` maps through the controller reference only, and watches every object of the kind
   (no label selector): an owned object without the operator's labels is still seen.
+- read your own writes: every write a reconcile makes of the ``for_`` kind or an owned kind -
+  through any client - is recorded in the controller's
+  :class:`~kcontrol.controller.ConsistencyStore`, and the next reconcile of the same key waits
+  (retried with backoff) until those informers have seen it. So a reconcile never acts on a
+  cache older than its own last write: no status patch sent again because the cache still
+  shows the old one, no update refused with 409 for a version it replaced itself. Kinds
+  added with ``watches`` are not tracked (their informer may never see a write outside its
+  selector).
 """
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Self
 
@@ -46,7 +54,7 @@ from kcontrol.builder._handlers import (
 from kcontrol.builder._predicates import Predicate
 from kcontrol.builder._request import Finalize, Reconcile, Request
 from kcontrol.client import Object, Resource, Writer, deep_copy
-from kcontrol.controller import Controller, ControllerOptions, Result
+from kcontrol.controller import ConsistencyStore, Controller, ControllerOptions, Result
 from kcontrol.controllerutil import (
     add_finalizer,
     contains_finalizer,
@@ -337,10 +345,20 @@ class _Wiring:
                 rate_limiter=config.rate_limiter, name=config.name, registry=ctx.registry
             )
         reconcile = self._new_reconcile(ctx)
+        # Read your own writes: the reconciled kind and the kinds it owns, whose informers
+        # see every object a reconcile writes of them.
+        consistency = ConsistencyStore(
+            {
+                watch.resource: _last_sync_of(informer)
+                for watch, informer in zip(watches, informers, strict=True)
+                if watch is config.for_ or isinstance(watch.map_func, _LateOwner)
+            }
+        )
+        sync = _sync_func(reconcile, config, informers[0].lister(), ctx.client)
         controller = Controller(
             ControllerOptions(
                 name=config.name,
-                sync=_sync_func(reconcile, config, informers[0].lister(), ctx.client),
+                sync=_consistent(sync, consistency),
                 workers=config.workers,
                 queue=queue,
                 has_synced=[informer.has_synced for informer in dict.fromkeys(informers)],
@@ -358,6 +376,25 @@ class _Wiring:
                 )
             )
         return controller
+
+
+def _last_sync_of(informer: SharedIndexInformer) -> Callable[[], str]:
+    return lambda: informer.last_sync_resource_version
+
+
+def _consistent(
+    sync: Callable[[str], Awaitable[Result | None]], consistency: ConsistencyStore
+) -> Callable[[str], Awaitable[Result | None]]:
+    """``sync``, held back while the informers have not seen the writes the previous
+    reconcile of the same key made (StaleCache: the runner retries it with backoff), and
+    recording the writes it makes (module docstring)."""
+
+    async def consistent_sync(key: str) -> Result | None:
+        consistency.ensure_ready(key)
+        with consistency.recording(key):
+            return await sync(key)
+
+    return consistent_sync
 
 
 def _requeues(result: Result | None) -> bool:

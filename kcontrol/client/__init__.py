@@ -31,6 +31,7 @@ from kcontrol.client._interface import (
     Writer,
 )
 from kcontrol.client._metadata import MetadataClient
+from kcontrol.client._observe import WriteObserver, notify_write, observe_writes
 from kcontrol.client._options import ListOptions
 from kcontrol.client._resources import (
     BUILTIN_RESOURCES,
@@ -131,11 +132,14 @@ __all__ = [
     "TokenFileAuth",
     "WatchEvent",
     "WriteGate",
+    "WriteObserver",
     "WriteRefused",
     "Writer",
     "deep_copy",
     "encode_json",
     "load_config",
+    "notify_write",
+    "observe_writes",
     "shard_hash",
     "shard_of",
     "shard_selector",

@@ -23,6 +23,7 @@ from kcontrol.client._decode import ItemHook, ListDecoder, encode_json
 from kcontrol.client._gate import WriteGate, check_write
 from kcontrol.client._interface import Object, PatchType, Resource, WatchEvent
 from kcontrol.client._metadata import MetadataClient
+from kcontrol.client._observe import notify_write
 from kcontrol.client._options import ListOptions
 from kcontrol.client._resources import object_path
 from kcontrol.client._transport import DEFAULT_MAX_RETRIES, BeforeSend, Params, Transport
@@ -297,7 +298,7 @@ class ApiClient:
     ) -> Object:
         ns = _namespace_of(resource, obj, namespace)
         path = resource.path(ns)
-        return await self._write("POST", path, ns, body=encode_json(obj))
+        return await self._write("POST", path, ns, body=encode_json(obj), resource=resource)
 
     async def update(
         self, resource: Resource, obj: Mapping[str, Any], *, namespace: str | None = None
@@ -321,7 +322,7 @@ class ApiClient:
             raise ValueError(f"cannot update a {resource.kind} without metadata.name")
         ns = _namespace_of(resource, obj, namespace)
         path = object_path(resource, name, ns, subresource)
-        return await self._write("PUT", path, ns, body=encode_json(obj))
+        return await self._write("PUT", path, ns, body=encode_json(obj), resource=resource)
 
     async def patch(
         self,
@@ -353,7 +354,13 @@ class ApiClient:
             body = encode_json(patch)
         path = object_path(resource, name, namespace, subresource)
         return await self._write(
-            "PATCH", path, namespace, params=params, body=body, content_type=patch_type.value
+            "PATCH",
+            path,
+            namespace,
+            params=params,
+            body=body,
+            content_type=patch_type.value,
+            resource=resource,
         )
 
     async def delete(
@@ -388,14 +395,17 @@ class ApiClient:
         body: bytes | None,
         params: Params | None = None,
         content_type: str | None = None,
+        resource: Resource | None = None,
     ) -> Object:
         """Send a mutating request on an object in ``namespace`` (``None``: cluster-scoped)
-        through the write gate, if this client has one."""
+        through the write gate, if this client has one; the answer of a write of
+        ``resource`` (not given for a delete) goes to the context's write observer
+        (:func:`~kcontrol.client.observe_writes`)."""
         before_send: BeforeSend | None = None
         if self._write_gate is not None:
             gate, name = self._write_gate
             before_send = functools.partial(check_write, gate, name, namespace or "")
-        return await self._transport.request(
+        answer = await self._transport.request(
             method,
             path,
             params=params,
@@ -403,6 +413,9 @@ class ApiClient:
             content_type=content_type,
             before_send=before_send,
         )
+        if resource is not None:
+            notify_write(resource, answer)
+        return answer
 
 
 # ---------------------------------------------------------------------- helpers

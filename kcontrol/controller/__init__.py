@@ -7,13 +7,21 @@
   :mod:`kcontrol.manager`).
 - :class:`ControllerRefManager` claims (adopts and releases) the objects a controller owns.
 - :class:`ControllerExpectations` / :class:`UIDTrackingControllerExpectations` hold a sync
-  back until the creations and deletions it asked for have been observed.
+  back until the creations and deletions it asked for have been observed;
+  :class:`ConsistencyStore` holds it back until the informers have seen the controller's own
+  last writes (read your own writes), and :func:`superseded` tells a sync that its key was
+  queued again meanwhile.
 - :class:`PerRegistry` creates a controller's own metric families once per Prometheus
   registry: a manager may build its controllers more than once on one registry (a sharded
   kcontrol-manager does, whenever the shards it holds change).
 """
 
 from kcontrol._registry import PerRegistry
+from kcontrol.controller._consistency import (
+    ConsistencyStore,
+    LastSyncResourceVersion,
+    compare_resource_versions,
+)
 from kcontrol.controller._expectations import (
     EXPECTATIONS_TIMEOUT,
     ControlleeExpectations,
@@ -38,6 +46,7 @@ from kcontrol.controller._runner import (
     SyncFunc,
     guarded_by,
     key_func,
+    superseded,
 )
 
 __all__ = [
@@ -46,19 +55,23 @@ __all__ = [
     "CanAdopt",
     "CannotAdopt",
     "ClaimError",
+    "ConsistencyStore",
     "ControlleeExpectations",
     "Controller",
     "ControllerExpectations",
     "ControllerOptions",
     "ControllerRefManager",
+    "LastSyncResourceVersion",
     "PerRegistry",
     "Result",
     "SyncFunc",
     "UIDTrackingControllerExpectations",
+    "compare_resource_versions",
     "get_controller_of",
     "guarded_by",
     "key_func",
     "recheck_deletion_timestamp",
     "recheck_owner",
     "resolve_controller_ref",
+    "superseded",
 ]

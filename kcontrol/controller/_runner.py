@@ -19,7 +19,7 @@ from prometheus_client import CollectorRegistry
 
 from kcontrol.clock import Clock, RealClock, timeout
 from kcontrol.controller._metrics import ControllerMetrics, SyncOutcome
-from kcontrol.errors import Conflict
+from kcontrol.errors import Conflict, StaleCache
 from kcontrol.informers._keys import meta_namespace_key_func
 from kcontrol.logging import get_logger
 from kcontrol.workqueue import RateLimitingQueue, ShutDown
@@ -31,6 +31,7 @@ __all__ = [
     "SyncFunc",
     "guarded_by",
     "key_func",
+    "superseded",
 ]
 
 _log = get_logger(__name__)
@@ -67,6 +68,20 @@ def key_func(obj: Any) -> str:
     without ``metadata.name``.
     """
     return meta_namespace_key_func(obj)
+
+
+_superseded: contextvars.ContextVar[Callable[[], bool] | None] = contextvars.ContextVar(
+    "kcontrol_controller_superseded", default=None
+)
+
+
+def superseded() -> bool:
+    """Whether the key being synced in this task has been queued again since its sync
+    began: a newer event arrived, and the runner syncs the key once more right after this
+    sync ends. A sync may then leave out a write the next one supersedes (a status computed
+    from state already outdated). False outside a sync."""
+    check = _superseded.get()
+    return check is not None and check()
 
 
 _guard: contextvars.ContextVar[Callable[[], bool] | None] = contextvars.ContextVar(
@@ -153,7 +168,10 @@ class Controller:
       the key, and never stops the worker; ``CancelledError`` always propagates.
     - What happens to a key after its sync is decided in one place: success forgets its
       backoff; ``Result.requeue_after`` forgets it and adds it back after the delay;
-      ``Result.requeue`` adds it back rate-limited; an error adds it back rate-limited unless
+      ``Result.requeue`` adds it back rate-limited, and so does
+      :class:`~kcontrol.errors.StaleCache` (the cache is behind the controller's own write,
+      see :class:`~kcontrol.controller.ConsistencyStore`; logged at debug level, not counted
+      as an error); an error adds it back rate-limited unless
       it has already been retried ``max_retries`` times, in which case it is forgotten and
       logged as dropped. A 409 :class:`~kcontrol.errors.Conflict` is such an error; it is
       logged at info level without a traceback. The key is always marked done.
@@ -166,6 +184,9 @@ class Controller:
       flight are cancelled at once instead of drained; if the guard turns false during a
       drain (the lease lost while stopping on SIGTERM), the drain ends the same way at the
       next check of the guard (every ``cache_sync_period``).
+
+    - While a sync runs, :func:`superseded` tells it whether its key was queued again since
+      it began.
 
     Event handlers feed the queue with :meth:`enqueue` / :meth:`enqueue_object` (cheap and
     non-blocking, as handlers must be). Metrics: see :mod:`kcontrol.controller._metrics`.
@@ -302,15 +323,23 @@ class Controller:
         started = clock.now()
         metrics.sync_started()
         outcome = SyncOutcome.ERROR
+        queue = self._queue
+        token = _superseded.set(lambda: queue.is_dirty(key))
         try:
             try:
                 async with timeout(clock, self._options.sync_timeout):
                     result = await self._options.sync(key)
+            except StaleCache as stale:
+                # The cache is behind this controller's own write: expected right after
+                # every write, so not an error; synced again once the informer caught up.
+                self._log.debug("cache behind own write; requeueing", key=key, reason=str(stale))
+                outcome = self._handle_result(key, Result(requeue=True))
             except Exception as error:  # one key's failure never stops the worker
                 self._handle_error(key, error)
             else:
                 outcome = self._handle_result(key, result)
         finally:
+            _superseded.reset(token)
             metrics.sync_finished(outcome, clock.now() - started)
 
     # The retry policy: everything that decides a key's future after its sync is below.

@@ -68,11 +68,14 @@ def test_public_surface_is_deliberate() -> None:
             "TokenFileAuth",
             "WatchEvent",
             "WriteGate",
+            "WriteObserver",
             "WriteRefused",
             "Writer",
             "deep_copy",
             "encode_json",
             "load_config",
+            "notify_write",
+            "observe_writes",
         ]
     )
     for name in kcontrol.client.__all__:

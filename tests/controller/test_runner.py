@@ -14,9 +14,17 @@ from typing import Any
 import pytest
 from prometheus_client import CollectorRegistry
 
+from kcontrol.client import PODS
 from kcontrol.clock import FakeClock
-from kcontrol.controller import Controller, ControllerOptions, Result, guarded_by, key_func
-from kcontrol.errors import Conflict
+from kcontrol.controller import (
+    Controller,
+    ControllerOptions,
+    Result,
+    guarded_by,
+    key_func,
+    superseded,
+)
+from kcontrol.errors import Conflict, StaleCache
 from kcontrol.informers._keys import DeletedFinalStateUnknown
 from kcontrol.testing import capture_logs
 
@@ -696,3 +704,59 @@ def test_key_func_rejects_objects_without_a_name() -> None:
 def test_options_are_validated(options: dict[str, Any], message: str) -> None:
     with pytest.raises(ValueError, match=message):
         ControllerOptions(**{"name": "x", "sync": Recorder(), **options})
+
+
+async def test_a_stale_cache_requeues_rate_limited_without_an_error() -> None:
+    """A sync that finds the cache behind the controller's own write (StaleCache, from a
+    ConsistencyStore) is synced again through the rate limiter, as upstream's controllers
+    do, but is neither counted nor logged as an error, and never dropped by max_retries."""
+    clock = FakeClock()
+    registry = CollectorRegistry()
+    stale = StaleCache(PODS, "9", "10")
+    sync = Recorder(lambda key, n: stale if n < 3 else None)
+    controller = make(sync, clock, registry, max_retries=0)
+    with capture_logs() as logs:
+        async with running(controller):
+            controller.enqueue("ns/a")
+            await settle()
+            assert controller.queue.num_requeues("ns/a") == 1
+            clock.step(0.005)
+            await settle()
+            clock.step(0.010)
+            await settle()
+    assert sync.calls == ["ns/a"] * 3
+    assert sync.finished == ["ns/a"]
+    assert (
+        registry.get_sample_value(
+            "controller_runtime_reconcile_total", {"controller": "test", "result": "requeue"}
+        )
+        == 2
+    )
+    assert (
+        registry.get_sample_value(
+            "controller_runtime_reconcile_total", {"controller": "test", "result": "error"}
+        )
+        == 0
+    )
+    assert [e for e in logs if e["log_level"] in ("error", "warning")] == []
+
+
+async def test_superseded_tells_a_sync_its_key_was_queued_again() -> None:
+    """superseded() is false outside a sync and at the start of one; once the key is added
+    again while its sync runs it is true, and the runner syncs the key once more after."""
+    clock = FakeClock()
+    seen: list[tuple[int, bool, bool]] = []
+    controller: Controller
+
+    async def behaviour(key: str, n: int) -> None:
+        before = superseded()
+        if n == 1:
+            controller.enqueue(key)  # an event arrives while the first sync runs
+        seen.append((n, before, superseded()))
+
+    controller = make(Recorder(behaviour), clock)
+    assert superseded() is False
+    async with running(controller):
+        controller.enqueue("ns/a")
+        await settle()
+    assert seen == [(1, False, True), (2, False, False)]

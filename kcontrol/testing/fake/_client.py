@@ -46,7 +46,15 @@ from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
-from kcontrol.client import Client, ListOptions, Object, PatchType, Resource, WatchEvent
+from kcontrol.client import (
+    Client,
+    ListOptions,
+    Object,
+    PatchType,
+    Resource,
+    WatchEvent,
+    notify_write,
+)
 from kcontrol.client._decode import decode_json, encode_json
 from kcontrol.clock import Clock, RealClock, TimerHandle
 from kcontrol.envtest import CRDSource, load_crds, served_versions
@@ -285,9 +293,12 @@ class FakeClient:
         action = _write_action("create", resource, obj, namespace)
         handled, result = await self._react(action)
         if handled:
-            return _response(result)
-        return self.tracker.create(
-            resource, obj, namespace=namespace, field_manager=self.field_manager
+            return _written(resource, _response(result))
+        return _written(
+            resource,
+            self.tracker.create(
+                resource, obj, namespace=namespace, field_manager=self.field_manager
+            ),
         )
 
     async def update(
@@ -296,9 +307,12 @@ class FakeClient:
         action = _write_action("update", resource, obj, namespace)
         handled, result = await self._react(action)
         if handled:
-            return _response(result)
-        return self.tracker.update(
-            resource, obj, namespace=namespace, field_manager=self.field_manager
+            return _written(resource, _response(result))
+        return _written(
+            resource,
+            self.tracker.update(
+                resource, obj, namespace=namespace, field_manager=self.field_manager
+            ),
         )
 
     async def update_status(
@@ -307,13 +321,16 @@ class FakeClient:
         action = _write_action("update", resource, obj, namespace, subresource="status")
         handled, result = await self._react(action)
         if handled:
-            return _response(result)
-        return self.tracker.update(
+            return _written(resource, _response(result))
+        return _written(
             resource,
-            obj,
-            namespace=namespace,
-            subresource="status",
-            field_manager=self.field_manager,
+            self.tracker.update(
+                resource,
+                obj,
+                namespace=namespace,
+                subresource="status",
+                field_manager=self.field_manager,
+            ),
         )
 
     async def patch(
@@ -345,16 +362,19 @@ class FakeClient:
         )
         handled, result = await self._react(action)
         if handled:
-            return _response(result)
-        return self.tracker.patch(
+            return _written(resource, _response(result))
+        return _written(
             resource,
-            name,
-            patch,
-            patch_type=patch_type,
-            namespace=namespace,
-            subresource=subresource,
-            field_manager=field_manager or self.field_manager,
-            force=force,
+            self.tracker.patch(
+                resource,
+                name,
+                patch,
+                patch_type=patch_type,
+                namespace=namespace,
+                subresource=subresource,
+                field_manager=field_manager or self.field_manager,
+                force=force,
+            ),
         )
 
     async def delete(
@@ -398,6 +418,12 @@ class FakeClient:
             if result is not None:
                 return True, result
         return False, None
+
+
+def _written(resource: Resource, answer: Object) -> Object:
+    """A write's answer, after the context's write observer saw it (as ApiClient does)."""
+    notify_write(resource, answer)
+    return answer
 
 
 def _scoped(resource: Resource, namespace: str | None) -> str:

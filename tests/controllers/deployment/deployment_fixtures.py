@@ -13,13 +13,14 @@ import itertools
 import uuid
 from collections.abc import Mapping
 from datetime import UTC, datetime
+from functools import partial
 from typing import Any
 
 from prometheus_client import CollectorRegistry
 
 from kcontrol.client import DEPLOYMENTS, PODS, REPLICASETS, Object, Resource
 from kcontrol.clock import FakeClock
-from kcontrol.controller import Result
+from kcontrol.controller import ConsistencyStore, Result
 from kcontrol.informers import Lister, SharedInformerFactory
 from kcontrol.testing import Action, FakeClient, FakeRecorder
 from kcontrol_controllers.deployment import DeploymentController
@@ -171,8 +172,21 @@ def pod_of(replica_set: Mapping[str, Any], name: str, phase: str = "Running") ->
 _RESOURCES = {"Deployment": DEPLOYMENTS, "ReplicaSet": REPLICASETS, "Pod": PODS}
 
 
+def newest_cached_version(informers: SharedInformerFactory, resource: Resource) -> str:
+    """How far an informer whose cache a test fills by hand has got: the newest
+    resourceVersion in its cache ("" when empty, which holds no sync back) - what a running
+    informer's ``last_sync_resource_version`` is at least."""
+    versions = [
+        int(version)
+        for obj in informers.for_resource(resource).indexer.list()
+        if (version := str(obj["metadata"].get("resourceVersion") or "")).isdigit()
+    ]
+    return str(max(versions)) if versions else ""
+
+
 class Fixture:
-    """A controller over a fake server and unstarted informers whose caches tests fill."""
+    """A controller over a fake server and unstarted informers whose caches tests fill; its
+    consistency store sees what the tests put in the caches."""
 
     def __init__(self) -> None:
         self.clock = FakeClock(wall_start=WALL_START)
@@ -185,6 +199,12 @@ class Fixture:
             recorder=self.recorder,
             clock=self.clock,
             registry=CollectorRegistry(),
+            consistency=ConsistencyStore(
+                {
+                    resource: partial(newest_cached_version, self.informers, resource)
+                    for resource in (DEPLOYMENTS, REPLICASETS)
+                }
+            ),
         )
 
     @property
@@ -195,6 +215,11 @@ class Fixture:
             rs_lister=self.informers.lister(REPLICASETS),
             clock=self.clock,
         )
+
+    @property
+    def dc_ctx(self) -> SyncContext:
+        """The controller's own sync context (its consistency store included)."""
+        return self.dc._ctx
 
     def lister(self, resource: Resource) -> Lister:
         return self.informers.lister(resource)

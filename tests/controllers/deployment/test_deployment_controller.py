@@ -16,12 +16,12 @@ from deployment_fixtures import (
 )
 
 from kcontrol.client import DEPLOYMENTS, REPLICASETS, Object, Resource
-from kcontrol.errors import ClaimError, Conflict, Forbidden
+from kcontrol.errors import ClaimError, Conflict, Forbidden, StaleCache
 from kcontrol.informers import DeletedFinalStateUnknown
 from kcontrol.labels import Selector, selector_from_label_selector
 from kcontrol.testing import Action
 from kcontrol_controllers.deployment import QUEUE_NAME, compute_hash
-from kcontrol_controllers.deployment._writes import CacheBehindOwnWrite, update_deployment_status
+from kcontrol_controllers.deployment._writes import update_deployment_status
 
 HASH = "pod-template-hash"
 
@@ -261,7 +261,9 @@ async def test_no_replica_set_patch_over_the_controllers_own_last_scale() -> Non
 async def test_a_status_the_next_sync_supersedes_is_not_written() -> None:
     """The status a sync ends with is left out when the Deployment was queued again while
     the sync ran (the sync that follows at once computes a newer one from the newer event),
-    but never twice in a row: under a stream of events every other status is written."""
+    but never twice in a row: under a stream of events every other status is written. The
+    syncs run as the runner's workers run them, which tells a sync whether its key was queued
+    again (kcontrol.controller.superseded)."""
     f = Fixture()
     (d,) = f.seed(new_deployment("foo", 1))
 
@@ -287,38 +289,45 @@ async def test_a_status_the_next_sync_supersedes_is_not_written() -> None:
     queue.add(key(d))
     assert await queue.get() == key(d)
     queue.add(key(d))  # an event arrives while the sync runs
-    assert await f.sync(d) is None
+    await f.dc.controller._process(key(d))  # as a worker syncs it: superseded() is known
     assert f.writes() == [], "the new counts are left to the sync that follows"
     queue.done(key(d))
 
     assert await queue.get() == key(d)  # the round that follows
     queue.add(key(d))  # and another event during it
-    assert await f.sync(d) is None
+    await f.dc.controller._process(key(d))  # as a worker syncs it: superseded() is known
     assert f.summary() == ["update deployments/status"], "not left out twice in a row"
     assert refresh()["status"]["availableReplicas"] == 1
     queue.done(key(d))
 
     f.client.clear_actions()
     assert await queue.get() == key(d)
-    assert await f.sync(d) is None
+    await f.dc.controller._process(key(d))  # as a worker syncs it: superseded() is known
     assert f.writes() == [], "the status written is current"
 
 
-async def test_a_write_that_changed_nothing_spends_no_version() -> None:
-    """The server keeps the resourceVersion of an update that changes nothing; a later
-    write based on it is not refused, so it is sent."""
+async def test_a_write_that_changed_nothing_holds_no_sync_back() -> None:
+    """The server keeps the resourceVersion of an update that changes nothing, so the cache
+    is as new as that write and the next sync goes on; a write that changed the Deployment
+    holds the next sync back (nothing sent) until the cache has it."""
     f = Fixture()
     (d,) = f.seed(new_deployment("foo", 1))
-    ctx = f.ctx
+    ctx = f.dc_ctx
     same = copy.deepcopy(d)
-    await update_deployment_status(ctx, same)
+    with ctx.consistency.recording(key(d)):  # as a sync records its writes
+        await update_deployment_status(ctx, same)
     assert same["metadata"]["resourceVersion"] == d["metadata"]["resourceVersion"]
+    ctx.consistency.ensure_ready(key(d))  # the cache holds that version: nothing to wait for
     changed = copy.deepcopy(d)
     changed["status"] = {"observedGeneration": 1}
-    await update_deployment_status(ctx, changed)
+    with ctx.consistency.recording(key(d)):
+        await update_deployment_status(ctx, changed)
+        with pytest.raises(StaleCache):  # and no write from the older copy in the same sync
+            await update_deployment_status(ctx, copy.deepcopy(d))
     assert changed["metadata"]["resourceVersion"] != d["metadata"]["resourceVersion"]
-    with pytest.raises(CacheBehindOwnWrite):
-        await update_deployment_status(ctx, copy.deepcopy(d))
+    with pytest.raises(StaleCache):
+        ctx.consistency.ensure_ready(key(d))
+    assert await f.sync(d) is None  # held back: no write from the stale copy
     assert f.summary() == ["update deployments/status", "update deployments/status"]
 
 

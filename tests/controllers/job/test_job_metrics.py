@@ -5,8 +5,7 @@ from __future__ import annotations
 from job_fixtures import Fixture, new_job, new_pod
 
 from kcontrol.client import JOBS, PODS
-from kcontrol.controller import Result
-from kcontrol_controllers.consistency import ConsistencyStore
+from kcontrol.controller import ConsistencyStore, Result
 
 KEY = "default/foobar"
 

@@ -12,9 +12,9 @@ from prometheus_client import CollectorRegistry
 
 from kcontrol.client import PODS, REPLICASETS, Object
 from kcontrol.clock import FakeClock
+from kcontrol.controller import ConsistencyStore
 from kcontrol.informers import SharedInformerFactory
 from kcontrol.testing import Action, FakeClient, FakeRecorder
-from kcontrol_controllers.consistency import ConsistencyStore
 from kcontrol_controllers.replicaset import ReplicaSetController
 
 NS = "default"

@@ -16,10 +16,9 @@ from replicaset_fixtures import (
 )
 
 from kcontrol.client import PODS, REPLICASETS
-from kcontrol.controller import ClaimError, Result
+from kcontrol.controller import ClaimError, ConsistencyStore, Result
 from kcontrol.errors import Conflict, Forbidden, InternalError, NotFound
 from kcontrol.testing import Action
-from kcontrol_controllers.consistency import ConsistencyStore
 
 KEY = f"{NS}/foobar"
 
