@@ -66,15 +66,13 @@ Stopping, three ways:
 
 Memory and CPU: as in kube-controller-manager, every informer drops
 ``metadata.managedFields`` (:func:`~kcontrol.informers.strip_managed_fields`); the library
-already keeps their field sets as raw bytes, and dropping them saves the rest (about 2 KB per
-pod in ``bench/informer/``). String values are interned, as every kcontrol reflector
-does by default. While it runs, each informer's first sync ends with
-``gc.freeze()`` (:func:`~kcontrol.informers.set_gc_freeze_after_sync`; later relists settle
-with one ordinary collection instead): the cached objects
-move out of the cyclic collector's generations, so no later collection walks the whole cache
-(in ``bench/informer/``: 139 us of CPU per watch event at 50,000 pods; an earlier version
-that left the collections to run by themselves measured 982 us). Objects are still freed
-by reference counting; only cyclic garbage alive at that moment is kept. Embedders that share
+already keeps their field sets as raw bytes, and dropping them saves the rest. String values
+are interned, as every kcontrol reflector does by default. While it runs, each informer's
+first sync ends with ``gc.freeze()`` (:func:`~kcontrol.informers.set_gc_freeze_after_sync`;
+later relists settle with one ordinary collection instead): the cached objects move out of
+the cyclic collector's generations, so no later collection walks the whole cache (figures in
+docs/benchmarks.md, "Figures behind the code"). Objects are still freed by reference
+counting; only cyclic garbage alive at that moment is kept. Embedders that share
 the process with other work can opt out (``freeze_gc_after_sync=False``: one full collection
 after each sync instead).
 """
