@@ -30,6 +30,8 @@ NOT_AT_START = {
     "kcontrol.client._exec": "exec credential plugins, for kubeconfig users only",
     "aiohttp": "the manager serves and requests with kcontrol's own HTTP/1.1 (~0.12 s of CPU)",
     "kcontrol.testing": "test helpers",
+    "kcontrol.envtest": "the local control plane and cluster, for tests and make run",
+    "kcontrol.operator": "the operator author's facade (kcontrol-manager needs none of it)",
     "kcontrol.rollout": "the rollout view",
 }
 
