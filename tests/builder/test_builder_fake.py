@@ -10,8 +10,8 @@ from typing import Any
 from builder_helpers import eventually
 from prometheus_client import CollectorRegistry
 
-from kcontrol.builder import Request, controller_managed_by
-from kcontrol.client import CONFIGMAPS, SECRETS
+from kcontrol.builder import Request, controller_managed_by, generation_changed
+from kcontrol.client import CONFIGMAPS, DEPLOYMENTS, SECRETS
 from kcontrol.controllerutil import set_controller_reference
 from kcontrol.errors import AlreadyExists, NotFound
 from kcontrol.manager import Manager
@@ -111,3 +111,46 @@ async def test_finalize_hook_on_the_fake() -> None:
     assert finalized == [Request("ns", "held")]
     # While it was being deleted only finalize ran; the reconcile never saw it terminating.
     assert set(reconciled) == {Request("ns", "held")}
+
+
+async def test_finalize_hook_fires_behind_a_generation_predicate_on_the_fake() -> None:
+    """Marking an object for deletion gives it the next generation (the apiserver's
+    BeforeDelete), so behind generation_changed() the deletion still reaches the finalize
+    hook - on the fake as on a real server."""
+    fake = FakeClient(resources=[DEPLOYMENTS])
+    manager = fake_manager(fake)
+    finalized: list[Request] = []
+
+    async def finalize(request: Request) -> None:
+        finalized.append(request)
+
+    @(
+        controller_managed_by(manager)
+        .for_(DEPLOYMENTS, predicates=[generation_changed()])
+        .finalize(finalize, finalizer=FINALIZER)
+        .complete
+    )
+    async def reconcile(request: Request) -> None:
+        return None
+
+    deployment = {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "web", "namespace": "ns"},
+        "spec": {"selector": {"matchLabels": {"app": "web"}}, "template": {}},
+    }
+    async with running(manager, client=fake):
+        await fake.create(DEPLOYMENTS, deployment)
+
+        async def held() -> bool:
+            obj = await get_or_none(fake, DEPLOYMENTS, "web")
+            return bool(obj and FINALIZER in (obj["metadata"].get("finalizers") or []))
+
+        await eventually(held, message="the finalizer was never added")
+        await fake.delete(DEPLOYMENTS, "web", namespace="ns")
+
+        async def gone() -> bool:
+            return await get_or_none(fake, DEPLOYMENTS, "web") is None
+
+        await eventually(gone, message="the deletion never reached the finalize hook")
+    assert finalized == [Request("ns", "web")]

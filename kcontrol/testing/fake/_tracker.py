@@ -33,8 +33,9 @@ API server where a controller can observe the difference:
   :mod:`kcontrol.testing.fake._ssa._shape` describes; no defaulting is done (the real server
   fills in defaults of built-in kinds, and its managedFields then own them too);
 - delete checks ``uid``/``resourceVersion`` preconditions; an object with finalizers only gets
-  a ``deletionTimestamp``, and is removed once an update drops its last finalizer (no new
-  finalizers may be added meanwhile).
+  a ``deletionTimestamp`` (and, for a kind with a generation, the next generation, as the
+  apiserver's ``BeforeDelete`` gives it), and is removed once an update drops its last
+  finalizer (no new finalizers may be added meanwhile).
 
 Not modelled: admission (e.g. namespace existence), validation beyond the above, defaulting,
 garbage collection and propagation policies, graceful pod deletion, historical (``Exact``)
@@ -613,6 +614,11 @@ class ObjectTracker:
             new: Object = copy_object(old)
             new["metadata"]["deletionTimestamp"] = self._now()
             new["metadata"]["deletionGracePeriodSeconds"] = 0
+            # The apiserver's BeforeDelete: marking an object for deletion is a change of
+            # its desired state, so a kind with a generation gets the next one.
+            generation = new["metadata"].get("generation")
+            if isinstance(generation, int) and generation > 0:
+                new["metadata"]["generation"] = generation + 1
             new["metadata"]["resourceVersion"] = self._next_resource_version()
             return self._commit(resource, MODIFIED, new, old)
         self._remove(resource, old)

@@ -539,3 +539,40 @@ async def test_entries_carry_the_time_of_their_last_change(server: Server) -> No
     [entry] = created["metadata"]["managedFields"]
     assert list(entry) == ["manager", "operation", "apiVersion", "time", "fieldsType", "fieldsV1"]
     assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", entry["time"])
+
+
+# -- deletion with finalizers -------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("resource", "generation_after"),
+    [
+        pytest.param(DEPLOYMENTS, 2, id="deployment"),
+        pytest.param(WIDGETS, 2, id="widget"),
+        pytest.param(CONFIGMAPS, None, id="configmap-no-generation"),
+    ],
+)
+async def test_marking_for_deletion_bumps_the_generation(
+    server: Server, resource: Resource, generation_after: int | None
+) -> None:
+    """BeforeDelete: an object kept by a finalizer gets a deletionTimestamp and, for a kind
+    with a generation, the next one - so a generation_changed() predicate lets the deletion
+    through, on the fake as on the server."""
+    if resource is DEPLOYMENTS:
+        obj = deployment("a", server.namespace)
+    elif resource is CONFIGMAPS:
+        obj = configmap("a", server.namespace)
+    else:
+        obj = widget("a", server.namespace)
+    obj["metadata"]["finalizers"] = ["example.com/hold"]
+    created = await server.client.create(resource, obj)
+    await server.client.delete(resource, "a", namespace=server.namespace)
+    marked = await server.client.get(resource, "a", namespace=server.namespace)
+    assert marked["metadata"]["deletionTimestamp"]
+    assert rv(marked) > rv(created)
+    assert marked["metadata"].get("generation") == generation_after
+    await server.client.patch(
+        resource, "a", {"metadata": {"finalizers": None}}, namespace=server.namespace
+    )
+    with pytest.raises(NotFound):
+        await server.client.get(resource, "a", namespace=server.namespace)
