@@ -89,16 +89,18 @@ def _metadata(obj: Object) -> Mapping[str, Any]:
 
 
 def _generation_moved(old: Object, new: Object) -> bool:
-    old_generation = _metadata(old).get("generation")
-    new_generation = _metadata(new).get("generation")
-    if old_generation is None or new_generation is None:
-        return True  # kinds without a generation: every update counts
+    # A kind without a generation reads as 0, as GetGeneration() does in Go.
+    old_generation = _metadata(old).get("generation") or 0
+    new_generation = _metadata(new).get("generation") or 0
     return bool(old_generation != new_generation)
 
 
 def generation_changed() -> Funcs:
     """Updates pass only when ``metadata.generation`` changed (a spec change); creates and
-    deletes pass. Status writes - including the reconcile's own - wake nothing."""
+    deletes pass. Status writes - including the reconcile's own - wake nothing. As
+    controller-runtime's ``GenerationChangedPredicate``, an update of a kind without a
+    generation (a ConfigMap, a Secret: 0 before and after) never passes; watch those with
+    :func:`resource_version_changed` or no predicate."""
     return Funcs(update_func=_generation_moved)
 
 

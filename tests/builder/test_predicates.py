@@ -35,7 +35,8 @@ UPDATES = [
         False,
     ),
     ("no generation on old", generation_changed, obj(), obj(generation=1), True),
-    ("no generation at all (ConfigMap)", generation_changed, obj(), obj(), True),
+    # controller-runtime's GenerationChangedPredicate: 0 == 0, dropped.
+    ("no generation at all (ConfigMap)", generation_changed, obj(), obj(), False),
     ("labels added", labels_changed, obj(), obj(labels={"a": "b"}), True),
     ("labels value changed", labels_changed, obj(labels={"a": "b"}), obj(labels={"a": "c"}), True),
     ("labels same", labels_changed, obj(labels={"a": "b"}), obj(labels={"a": "b"}), False),
