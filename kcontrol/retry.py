@@ -46,9 +46,12 @@ class Backoff:
 
     ``steps`` is the number of attempts (at least 1), so there are ``steps - 1`` pauses.
     The first pause is ``duration`` seconds; each next one is the previous times ``factor``
-    (0 counts as 1), capped at ``cap`` seconds when one is given. Each pause then gets a
+    (0 counts as 1). Each pause then gets a
     random extra of up to ``jitter`` times itself; the jitter never feeds into the next
-    pause. Upstream stops growing the pause once the cap is reached; so does this.
+    pause. As upstream's ``Backoff.Step`` (which sets ``Steps`` to 0 then), the attempts end
+    once the pause would grow past ``cap``: the attempt after the pause that reached it is
+    not made (upstream still sleeps that pause before giving up; here the failure is raised
+    at once).
     """
 
     duration: float
@@ -72,13 +75,13 @@ class Backoff:
         duration = self.duration
         for _ in range(self.steps - 1):
             pause = duration
-            if self.jitter > 0:
-                pause += rng.random() * self.jitter * duration
-            yield pause
             if self.factor:
                 duration *= self.factor
-            if self.cap is not None and duration > self.cap:
-                duration = self.cap
+                if self.cap is not None and duration > self.cap:
+                    return  # no attempt after this pause (upstream: Steps = 0)
+            if self.jitter > 0:
+                pause += rng.random() * self.jitter * pause
+            yield pause
 
 
 DEFAULT_RETRY = Backoff(duration=0.010, factor=1.0, jitter=0.1, steps=5)

@@ -141,7 +141,11 @@ async def test_a_single_step_tries_once() -> None:
 DELAY_CASES = [
     ("constant", Backoff(duration=0.01, steps=5), [0.01, 0.01, 0.01, 0.01]),
     ("exponential", Backoff(duration=0.01, factor=5.0, steps=4), [0.01, 0.05, 0.25]),
-    ("capped", Backoff(duration=1.0, factor=3.0, steps=5, cap=5.0), [1.0, 3.0, 5.0, 5.0]),
+    # apimachinery's Backoff.Step sets Steps to 0 once the next pause would pass the cap:
+    # attempts at 0 and 1 s, then the one after the 3 s pause is never made.
+    ("capped-stops", Backoff(duration=1.0, factor=3.0, steps=5, cap=5.0), [1.0]),
+    ("cap-reached-exactly", Backoff(duration=1.0, factor=2.0, steps=5, cap=4.0), [1.0, 2.0]),
+    ("first-pause-past-cap", Backoff(duration=3.0, factor=2.0, steps=5, cap=1.0), []),
     ("zero-factor-is-constant", Backoff(duration=2.0, factor=0.0, steps=3), [2.0, 2.0]),
     ("one-step-no-pause", Backoff(duration=1.0, steps=1), []),
 ]
@@ -152,6 +156,27 @@ DELAY_CASES = [
 )
 def test_delays(backoff: Backoff, expected: list[float]) -> None:
     assert list(backoff.delays()) == pytest.approx(expected)
+
+
+async def test_a_capped_backoff_gives_up_when_the_cap_is_reached() -> None:
+    """retry.OnError over wait.ExponentialBackoff: a conflict keeps failing; with a cap the
+    attempts end where apimachinery's Backoff.Step stops, not after ``steps`` attempts."""
+    clock = FakeClock()
+    attempts: list[float] = []
+
+    async def fn() -> None:
+        attempts.append(clock.now())
+        raise Conflict("the object has been modified")
+
+    task = asyncio.create_task(
+        retry_on_conflict(Backoff(duration=1.0, factor=3.0, steps=5, cap=5.0), fn, clock=clock)
+    )
+    for _ in range(10):
+        await asyncio.sleep(0)
+        clock.step(1.0)
+    with pytest.raises(Conflict):
+        await task
+    assert [moment - attempts[0] for moment in attempts] == [0.0, 1.0]
 
 
 def test_jitter_adds_up_to_its_fraction_and_does_not_compound() -> None:
