@@ -12,6 +12,7 @@ import asyncio
 import contextlib
 import datetime
 import json
+import socket
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -30,6 +31,8 @@ from kcontrol.envtest.cluster import (
     WITHOUT_WORKLOAD_CONTROLLERS,
     Cluster,
 )
+from kcontrol.envtest.cluster import _cluster as cluster_module
+from kcontrol.envtest.cluster._cluster import COMPONENTS
 from kcontrol.envtest.cluster._kwok import kwok_config
 from kcontrol.errors import NotFound
 from tests.integration.helpers import new_client, poll
@@ -260,3 +263,30 @@ async def test_replicaset_controller_runs_only_in_the_all_controllers_variant(
 
         await poll(two_ready, within=WITHIN, message="KCM's replicaset controller made no pods")
     assert cluster.controllers == WITHOUT_WORKLOAD_CONTROLLERS
+
+
+async def test_component_ports_taken_before_the_bind_are_replaced(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """kube-scheduler, kube-controller-manager and kwok get ports from the ephemeral range,
+    which any connection on the machine may take between the pick and the bind: each is
+    started again on another port, as etcd and kube-apiserver are."""
+    taken = []
+    for _ in COMPONENTS:
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        sock.bind(("127.0.0.1", 0))
+        sock.listen()
+        taken.append(sock)
+    ports = [sock.getsockname()[1] for sock in taken]
+    real = cluster_module.free_port
+    picks = iter(ports)  # the first pick of every component: a port someone holds
+    monkeypatch.setattr(cluster_module, "free_port", lambda: next(picks, None) or real())
+    try:
+        async with Cluster(nodes=1, start_timeout=120) as cluster:
+            for name, port in zip(COMPONENTS, ports, strict=True):
+                assert cluster._ports[name] != port, name
+                assert b"address already in use" in cluster.component_log(name).read_bytes(), name
+                assert cluster.component_running(name), name
+    finally:
+        for sock in taken:
+            sock.close()

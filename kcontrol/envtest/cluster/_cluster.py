@@ -20,7 +20,16 @@ import aiohttp
 from kcontrol.envtest._command import parse_command_line, run_command
 from kcontrol.envtest._controlplane import ControlPlane
 from kcontrol.envtest._crds import CRDSource
-from kcontrol.envtest._process import ControlPlaneError, Process, find_binary, free_port, tail
+from kcontrol.envtest._process import (
+    PORT_ATTEMPTS,
+    ControlPlaneError,
+    Process,
+    find_binary,
+    free_port,
+    log_size,
+    lost_port,
+    tail,
+)
 from kcontrol.envtest.cluster._kwok import kwok_config, node_manifest
 
 __all__ = [
@@ -91,6 +100,7 @@ class Cluster(ControlPlane):
         self.extra_args = {name: list(args) for name, args in (extra_args or {}).items()}
         self._components: dict[str, Process] = {}
         self._ports: dict[str, int] = {}
+        self._log_offsets: dict[str, int] = {}
         self._node_count = 0
 
     # -- public surface -------------------------------------------------------------------
@@ -123,11 +133,9 @@ class Cluster(ControlPlane):
 
     async def start_component(self, name: str) -> None:
         """(Re)start a stopped component and wait until it reports healthy."""
-        process = self._component(name)
-        if not process.running():
-            process.argv = self._argv(name)
-            process.start()
-        await self._wait_healthy(name)
+        if not self._component(name).running():
+            self._launch(name)
+        await self._wait_healthy_or_rebind(name)
 
     async def restart_component(self, name: str) -> None:
         """Stop and start one component."""
@@ -186,11 +194,9 @@ class Cluster(ControlPlane):
                 log = self.component_log(name)
                 self._components[name] = Process(name, [str(binaries[name])], log)
             for name in COMPONENTS:
-                process = self._components[name]
-                process.argv = self._argv(name)
-                process.start()
+                self._launch(name)
             for name in COMPONENTS:
-                await self._wait_healthy(name)
+                await self._wait_healthy_or_rebind(name)
             if self.initial_nodes:
                 await self.create_nodes(self.initial_nodes)
         except BaseException:
@@ -254,13 +260,42 @@ class Cluster(ControlPlane):
         scheme = "http" if name == KWOK else "https"
         return f"{scheme}://127.0.0.1:{self._ports[name]}/healthz"
 
+    def _launch(self, name: str) -> None:
+        """Start ``name``'s process on its port; where its log stood is kept to tell a lost
+        port from another failure."""
+        process = self._component(name)
+        self._log_offsets[name] = log_size(process.log)
+        process.argv = self._argv(name)
+        process.start()
+
+    async def _wait_healthy_or_rebind(self, name: str) -> None:
+        """Wait until ``name`` is healthy; when it failed because another process took its
+        port between the pick and its bind ('address already in use': the ports come from
+        the ephemeral range every outgoing connection draws from), start it again on a new
+        port, up to PORT_ATTEMPTS times."""
+        for attempt in range(PORT_ATTEMPTS):
+            try:
+                await self._wait_healthy(name)
+                return
+            except ControlPlaneError:
+                process = self._component(name)
+                process.stop()
+                if attempt + 1 == PORT_ATTEMPTS or not lost_port(
+                    process.log, self._log_offsets.get(name, 0)
+                ):
+                    raise
+                self._ports[name] = free_port()
+                self._launch(name)
+
     async def _wait_healthy(self, name: str) -> None:
         process = self._component(name)
         deadline = time.monotonic() + self.start_timeout
         last = "no answer"
         # The components serve with self-signed certificates: this only asks "are you up?".
+        # Each ask is short: a port another process holds may accept and never answer.
         connector = aiohttp.TCPConnector(ssl=False)
-        async with aiohttp.ClientSession(connector=connector) as session:
+        timeout = aiohttp.ClientTimeout(total=2)
+        async with aiohttp.ClientSession(connector=connector, timeout=timeout) as session:
             while time.monotonic() < deadline:
                 if not process.running():
                     last = f"{name} exited"
@@ -270,8 +305,8 @@ class Cluster(ControlPlane):
                         if response.status == 200:
                             return
                         last = f"/healthz {response.status}: {(await response.text())[-300:]}"
-                except aiohttp.ClientError as error:
-                    last = str(error)
+                except (aiohttp.ClientError, TimeoutError) as error:
+                    last = str(error) or "no answer in 2 s"
                 await asyncio.sleep(0.2)
         raise ControlPlaneError(
             f"{name} not healthy ({last}); log tail:\n{tail(self.component_log(name))}"
