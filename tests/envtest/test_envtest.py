@@ -4,9 +4,12 @@ an apiserver restart, the built kubectl, and RBAC for the unprivileged users."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
+import signal
 import socket
+import sys
 from pathlib import Path
 
 import pytest
@@ -147,3 +150,59 @@ async def test_a_port_taken_before_the_apiserver_binds_it_is_replaced(
             assert "default" in [ns["metadata"]["name"] for ns in namespaces["items"]]
     finally:
         taken.close()
+
+
+WRAPPER = """
+import asyncio, json, sys
+from kcontrol.envtest import ControlPlane
+
+async def main() -> None:
+    async with ControlPlane(start_timeout=60) as plane:
+        pids = [p.popen.pid for p in (plane._etcd, plane._apiserver) if p and p.popen]
+        print(json.dumps(pids), flush=True)
+        await asyncio.Event().wait()
+
+asyncio.run(main())
+"""
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # A zombie is dead but not reaped; its parent here is init, which reaps it soon.
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().split(") ", 1)[1][0]
+    except (OSError, IndexError):
+        return False
+    return state != "Z"
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux's")
+async def test_a_killed_parent_leaves_no_control_plane_behind() -> None:
+    """SIGKILL the process that started etcd and kube-apiserver: they end with it (no
+    orphaned apiserver after a killed test run)."""
+    wrapper = await asyncio.create_subprocess_exec(
+        sys.executable, "-c", WRAPPER, stdout=asyncio.subprocess.PIPE
+    )
+    pids: list[int] = []
+    try:
+        assert wrapper.stdout is not None
+        line = await asyncio.wait_for(wrapper.stdout.readline(), 90)
+        pids = json.loads(line)
+        assert len(pids) == 2 and all(_alive(pid) for pid in pids)
+        wrapper.kill()
+        await wrapper.wait()
+        for _ in range(100):
+            if not any(_alive(pid) for pid in pids):
+                break
+            await asyncio.sleep(0.1)
+        assert [pid for pid in pids if _alive(pid)] == [], "outlived the killed parent"
+    finally:
+        if wrapper.returncode is None:
+            wrapper.kill()
+            await wrapper.wait()
+        for pid in pids:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(pid, signal.SIGKILL)
