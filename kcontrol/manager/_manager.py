@@ -816,15 +816,32 @@ class Manager:
     async def _run_controllers(
         self, runnables: Sequence[tuple[str, Runnable]], guard: Callable[[], bool] | None
     ) -> None:
+        """Run ``runnables`` until cancelled (or one fails). Cancelled, the controllers drain
+        their syncs in flight for at most ``graceful_shutdown_timeout`` seconds; past it they
+        are cancelled again, which cancels the syncs still running (controller-runtime's
+        ``GracefulShutdownTimeout``), so one hung sync cannot hold a shard's Lease, or the
+        process, forever."""
         self._leading = True
         _log.info("starting controllers", count=len(runnables))
+        loop = asyncio.get_running_loop()
+        deadline: asyncio.TimerHandle | None = None
         try:
             async with asyncio.TaskGroup() as controllers:
                 with guarded_by(guard) if guard is not None else contextlib.nullcontext():
-                    for name, runnable in runnables:
+                    tasks = [
                         controllers.create_task(runnable.run(), name=f"controller {name}")
-                await asyncio.Event().wait()  # until cancelled, or a controller fails
+                        for name, runnable in runnables
+                    ]
+                try:
+                    await asyncio.Event().wait()  # until cancelled, or a controller fails
+                except asyncio.CancelledError:
+                    grace = self._options.graceful_shutdown_timeout
+                    if grace >= 0:
+                        deadline = loop.call_later(grace, _cancel_syncs_in_flight, tasks, grace)
+                    raise
         finally:
+            if deadline is not None:
+                deadline.cancel()
             self._leading = False
             _log.info("all controllers stopped")
 
@@ -865,6 +882,19 @@ class _Recipe:
     gate: tuple[WriteGate, str] | None
     specs: Sequence[ControllerSpec]
     controller_flags: dict[str, Any]
+
+
+def _cancel_syncs_in_flight(tasks: Sequence[asyncio.Task[None]], grace: float) -> None:
+    """Cancel again the controllers still draining: their syncs in flight are cancelled."""
+    draining = [task for task in tasks if not task.done()]
+    if draining:
+        _log.warning(
+            "syncs still running after the graceful shutdown timeout; cancelling them",
+            timeout=grace,
+            controllers=[task.get_name() for task in draining],
+        )
+    for task in draining:
+        task.cancel()
 
 
 async def _cancel_and_wait(task: asyncio.Task[None]) -> None:

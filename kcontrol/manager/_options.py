@@ -122,7 +122,12 @@ class ManagerOptions:
       operator with a Role rather than a ClusterRole); ``None``: every namespace;
     - ``verbosity`` and ``log_format``: the logs (``-v``, ``--log-format``);
     - ``event_loop``: the loop ``main()`` runs on (:data:`EVENT_LOOPS`); the library itself
-      runs on any asyncio loop.
+      runs on any asyncio loop;
+    - ``graceful_shutdown_timeout``: seconds the controllers may drain their syncs in flight
+      when they stop (on SIGTERM, on a lost Lease's hand-over, when a sharded replica gives
+      a shard back); past it the syncs still running are cancelled. As controller-runtime's
+      ``GracefulShutdownTimeout``: 30 s by default, 0 cancels them at once, a negative value
+      waits however long they take.
     """
 
     client: ClientOptions = field(default_factory=ClientOptions)
@@ -140,6 +145,7 @@ class ManagerOptions:
     verbosity: int = 0
     log_format: LogFormat = "json"
     event_loop: str = "auto"
+    graceful_shutdown_timeout: float = 30.0
 
     @classmethod
     def for_operator(cls, name: str, **changes: Any) -> ManagerOptions:

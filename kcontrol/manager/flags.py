@@ -22,6 +22,8 @@ kcontrol's additions and differences, all documented in ``--help``:
 - ``--log-format`` ``json`` (default) or ``console``.
 - ``--event-loop`` ``auto`` (default: uvloop when it is installed), ``uvloop`` or ``asyncio``.
 - ``--leader-elect-identity``: the holder identity (default ``<hostname>_<uuid>``, as upstream).
+- ``--graceful-shutdown-timeout`` (default 30s, controller-runtime's): how long controllers
+  drain their syncs in flight when they stop before those are cancelled.
 """
 
 from __future__ import annotations
@@ -393,6 +395,15 @@ def build_parser(
         "asyncio. uvloop spends less CPU per request.",
         choices=EVENT_LOOPS,
     )
+    _add(
+        general,
+        "graceful-shutdown-timeout",
+        _DURATION,
+        defaults.graceful_shutdown_timeout,
+        "kcontrol: how long controllers may drain their syncs in flight when they stop "
+        "(SIGTERM, a shard given back); then the syncs still running are cancelled. 0: at "
+        "once; negative: no limit.",
+    )
     general.add_argument("-h", "--help", action="help", help="Print this help and exit.")
     general.add_argument("--version", action="store_true", help="Print the version and exit.")
     return parser
@@ -679,5 +690,6 @@ def parse_args(
         verbosity=namespace.verbosity,
         log_format=namespace.log_format,
         event_loop=namespace.event_loop,
+        graceful_shutdown_timeout=namespace.graceful_shutdown_timeout,
     )
     return options, bool(namespace.version)

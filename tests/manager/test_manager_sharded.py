@@ -10,6 +10,7 @@ import asyncio
 import contextlib
 import uuid
 from collections.abc import AsyncIterator
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -18,9 +19,17 @@ from prometheus_client import CollectorRegistry
 
 from examples.configmap_annotator import ANNOTATION, SPEC
 from kcontrol.client import CONFIGMAPS, ApiClient, PatchType, shard_of
+from kcontrol.controller import Controller, ControllerOptions
 from kcontrol.envtest import ControlPlane
 from kcontrol.leaderelection import LeaderElectionOptions, shard_lease_name
-from kcontrol.manager import ClientOptions, ControllerRegistry, Manager, ManagerOptions
+from kcontrol.manager import (
+    ClientOptions,
+    ControllerContext,
+    ControllerRegistry,
+    ControllerSpec,
+    Manager,
+    ManagerOptions,
+)
 from kcontrol.serving import ServingOptions
 from tests.integration.helpers import namespaces
 
@@ -201,3 +210,60 @@ async def _check(probe: Any, predicate: Any) -> bool:
 
 async def _true(value: bool) -> bool:
     return value
+
+
+async def test_a_hung_sync_does_not_keep_a_shard_from_being_given_back(
+    control_plane: ControlPlane,
+) -> None:
+    """A replica must give a shard back while one of its syncs never returns: its
+    controllers drain for graceful_shutdown_timeout, then the hung sync is cancelled, the
+    shard's Lease released, and the new replica takes its share (issue 35, 2)."""
+    lease = f"sharded-{uuid.uuid4().hex[:8]}"
+    syncs_hung = asyncio.Event()
+
+    async def hang(key: str) -> None:
+        syncs_hung.set()
+        await asyncio.Event().wait()
+
+    def factory(ctx: ControllerContext) -> Controller:
+        controller = Controller(ControllerOptions(name="hangs", sync=hang, registry=ctx.registry))
+        controller.enqueue("somewhere/forever")
+        return controller
+
+    async with await admin_client(control_plane) as client, namespaces(client, 1) as created:
+        (lease_namespace,) = created
+
+        def held() -> Any:
+            return holders(client, lease_namespace, lease)
+
+        a = Manager(
+            replace(
+                options(control_plane, lease_namespace, lease, "a"), graceful_shutdown_timeout=1
+            ),
+            ControllerRegistry([ControllerSpec("hangs", factory)]),
+            registry=CollectorRegistry(),
+            freeze_gc_after_sync=False,
+        )
+        b = Manager(
+            options(control_plane, lease_namespace, lease, "b"),
+            ControllerRegistry([SPEC]),
+            registry=CollectorRegistry(),
+            freeze_gc_after_sync=False,
+        )
+        async with running(a):
+            await eventually(
+                lambda: _check(
+                    holders(client, lease_namespace, lease), lambda h: set(h.values()) == {"a"}
+                ),
+                within=30,
+                message="a holds every shard",
+            )
+            await asyncio.wait_for(syncs_hung.wait(), 30)
+            async with running(b):
+                await eventually(
+                    lambda: _check(
+                        holders(client, lease_namespace, lease), lambda h: "b" in h.values()
+                    ),
+                    within=30,
+                    message="a kept every shard while its sync hung",
+                )
