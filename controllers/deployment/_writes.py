@@ -49,7 +49,7 @@ from typing import Any
 
 from kcontrol.client import DEPLOYMENTS, REPLICASETS, Client, Object, PatchType
 from kcontrol.clock import Clock
-from kcontrol.controller import ConsistencyStore, superseded
+from kcontrol.controller import ConsistencyStore, key_func, superseded
 from kcontrol.events import EventRecorder
 from kcontrol.informers import Lister
 
@@ -92,10 +92,6 @@ def _carry_resource_version(target: MutableMapping[str, Any], answer: Mapping[st
         target.setdefault("metadata", {})["resourceVersion"] = version
 
 
-def _key(obj: Mapping[str, Any]) -> str:
-    return f"{namespace_of(obj)}/{name_of(obj)}"
-
-
 async def update_deployment_status(
     ctx: SyncContext, deployment: MutableMapping[str, Any]
 ) -> Object:
@@ -112,7 +108,7 @@ async def write_final_status(ctx: SyncContext, deployment: MutableMapping[str, A
     """Write the status a sync ends with (``deployment`` is the caller's copy, holding it),
     unless the sync that follows at once supersedes it (module docstring); as
     :func:`update_deployment_status` otherwise."""
-    key = _key(deployment)
+    key = key_func(deployment)
     if key not in ctx.deferred and superseded():
         ctx.deferred.add(key)
         return

@@ -31,6 +31,7 @@ from typing import Any
 
 from kcontrol.client import Object, Resource, observe_writes
 from kcontrol.errors import StaleCache
+from kcontrol.informers import meta_namespace_key_func
 
 __all__ = [
     "ConsistencyStore",
@@ -81,12 +82,6 @@ _ObjectKey = tuple[Resource, str]
 _this_sync: contextvars.ContextVar[tuple[ConsistencyStore, dict[_ObjectKey, str]] | None] = (
     contextvars.ContextVar("kcontrol_consistency_recording", default=None)
 )
-
-
-def _object_key(obj: Mapping[str, Any]) -> str:
-    meta = obj.get("metadata") or {}
-    namespace = meta.get("namespace")
-    return f"{namespace}/{meta.get('name')}" if namespace else str(meta.get("name"))
 
 
 class ConsistencyStore:
@@ -143,7 +138,7 @@ class ConsistencyStore:
             if resource in self._informers:
                 version = str((answer.get("metadata") or {}).get("resourceVersion") or "")
                 self.wrote_at(owner, owner_uid, resource, version)
-                written[(resource, _object_key(answer))] = version
+                written[(resource, meta_namespace_key_func(answer))] = version
 
         token = _this_sync.set((self, written))
         try:
@@ -161,7 +156,7 @@ class ConsistencyStore:
         current = _this_sync.get()
         if current is None or current[0] is not self:
             return
-        wrote = current[1].get((resource, _object_key(obj)))
+        wrote = current[1].get((resource, meta_namespace_key_func(obj)))
         read = str((obj.get("metadata") or {}).get("resourceVersion") or "")
         if wrote is None or not read:
             return

@@ -127,11 +127,13 @@ async def test_two_managers_split_the_shards_write_their_own_and_hand_over(
             options(plane, lease_namespace, lease, "a"),
             ControllerRegistry([SPEC]),
             registry=registry_a,
+            freeze_gc_after_sync=False,
         )
         b = Manager(
             options(plane, lease_namespace, lease, "b"),
             ControllerRegistry([SPEC]),
             registry=registry_b,
+            freeze_gc_after_sync=False,
         )
         async with running(a):
             # Alone, "a" takes every shard and writes every namespace.
