@@ -12,7 +12,8 @@ of each watch.
 
 Which resourceVersion a LIST uses (as upstream):
 
-- the first list asks for ``"0"``: any recent state, served from the apiserver's watch cache;
+- the first list asks for ``"0"``: any recent state, served from the apiserver's watch cache
+  (``""``, a consistent read, with ``ReflectorOptions.consistent_first_list``);
 - later lists ask for the last synced resourceVersion ("no older than what we have seen"),
   so a relist never travels back in time;
 - when a list answers 410 Gone / Expired or "too large resource version", the version is
@@ -187,6 +188,15 @@ class ReflectorOptions:
     """While the server does not serve the resource (a LIST answered 404: a CRD not installed
     yet), list again every this many seconds - a fixed period, not the backoff, so the
     reflector syncs within it of the resource being served. Must be > 0."""
+    consistent_first_list: bool = False
+    """List first at ``""`` (a consistent read: everything written before the request) rather
+    than at ``"0"`` (whatever the apiserver's watch cache holds, possibly a little behind).
+    For informers started while a controller is already at work, e.g. a sharded replica's
+    when its shards change hands: a controller must not act on a cache that misses a write
+    completed before it started (its own previous set's, or another replica's before it gave
+    the shard back). The apiserver serves it from the watch cache once that has caught up
+    (``ConsistentListFromCache``), else from etcd. Not in client-go, whose informers all
+    start with the process."""
     intern_strings: bool = True
     """Intern the string values of every object received, after the transform
     (:func:`~kcontrol.informers.intern_strings`): less memory per cached object for a little
@@ -383,7 +393,9 @@ class Reflector:
     def _relist_resource_version(self) -> str:
         if self._rv_unavailable:
             return ""
-        return self._last_sync_rv or "0"
+        if self._last_sync_rv:
+            return self._last_sync_rv
+        return "" if self._options.consistent_first_list else "0"
 
     async def _list(self) -> None:
         """List into the store; the watch phase begins when it returns."""

@@ -102,6 +102,7 @@ from kcontrol.errors import ApiServerNotHealthy
 from kcontrol.events import EventBroadcaster, EventRecorder
 from kcontrol.informers import (
     CacheReader,
+    ReflectorOptions,
     SharedInformerFactory,
     TransformFunc,
     set_gc_freeze_after_sync,
@@ -145,6 +146,8 @@ __all__ = [
 INFORMER_TRANSFORM: TransformFunc = strip_managed_fields
 """Applied by the manager's shared informers to every object they cache (module docstring);
 the reflectors then intern short strings, as they do by default."""
+
+_CONSISTENT_FIRST_LIST = ReflectorOptions(consistent_first_list=True)
 
 _log = get_logger(__name__)
 
@@ -561,12 +564,20 @@ class Manager:
 
     def _new_informers(self, client: Client, shard: ShardSelector | None) -> SharedInformerFactory:
         """The shared informer factory (of one sharded generation: over ``shard``), on the
-        ``shared-informers`` client, as kube-controller-manager's client builder makes it."""
+        ``shared-informers`` client, as kube-controller-manager's client builder makes it.
+
+        A sharded generation's informers list first with a consistent read, not from the
+        watch cache at ``"0"``: they start while shards change hands, right after the
+        previous generation's syncs drained or another replica gave a shard back after its
+        last write, and a cache missing those writes would have a ReplicaSet or Job
+        controller create pods again (the expectations that covered them stayed with the
+        old controllers)."""
         return SharedInformerFactory(
             self._component_client(client, "shared-informers"),
             namespace=self._options.namespace,
             transform=INFORMER_TRANSFORM,
             shard=shard,
+            reflector_options=None if shard is None else _CONSISTENT_FIRST_LIST,
         )
 
     def _component_client(self, client: Client, name: str) -> Client:

@@ -114,6 +114,8 @@ class AuditEvent:
     code: int
     received: datetime
     completed: datetime
+    uri: str = ""
+    """The request URI (path and query: a LIST's resourceVersion, selectors)."""
     holder: str | None = None
     """A Lease write's ``spec.holderIdentity`` (``""`` released), when the policy logs request
     bodies (:data:`LEASE_BODIES_POLICY`)."""
@@ -159,6 +161,7 @@ def _parse(line: bytes | str, namespace: str | None) -> AuditEvent | None:
         code=int((raw.get("responseStatus") or {}).get("code", 0)),
         received=_timestamp(raw["requestReceivedTimestamp"]),
         completed=_timestamp(raw["stageTimestamp"]),
+        uri=raw.get("requestURI", ""),
         holder=_holder(raw.get("requestObject")),
     )
 

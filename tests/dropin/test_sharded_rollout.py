@@ -29,7 +29,15 @@ from typing import Any
 import aiohttp
 import pytest
 
-from kcontrol.client import DEPLOYMENTS, LEASES, NAMESPACES, ApiClient, Object, shard_of
+from kcontrol.client import (
+    DEPLOYMENTS,
+    LEASES,
+    NAMESPACES,
+    REPLICASETS,
+    ApiClient,
+    Object,
+    shard_of,
+)
 from kcontrol.envtest.cluster import Cluster
 from kcontrol.errors import NotFound
 from kcontrol.leaderelection import shard_lease_name
@@ -60,6 +68,22 @@ PER_NAMESPACE = 2
 REPLICAS = 3
 WITHIN = 180.0
 ROLLOUT = ("pods", "replicasets", "deployments")
+POLICY = LEASE_BODIES_POLICY.replace(
+    "- level: None\n",
+    """- level: Metadata
+  verbs: ["list"]
+  resources:
+  - group: ""
+    resources: ["pods"]
+- level: None
+""",
+)
+"""The drop-in policy with the Leases' bodies, and the pod LISTs (their resourceVersion)."""
+SCALE_STEP = 2
+"""Pods each ReplicaSet of the hand-over test grows by, every half second (three of them:
+12 pod creates a second, within the controller's 20 writes a second)."""
+SCALE_LIMIT = 600
+"""Where that scaling would stop, well after both hand-overs."""
 
 
 @pytest.fixture(scope="module")
@@ -67,7 +91,7 @@ def audited(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Cluster,
     """This module's cluster: the shard selectors served, the Leases' bodies audited."""
     cluster, log = start_audited_cluster(
         tmp_path_factory.mktemp("audit"),
-        policy_text=LEASE_BODIES_POLICY,
+        policy_text=POLICY,
         extra_apiserver_args=["--feature-gates=ShardedListAndWatch=true"],
     )
     try:
@@ -280,6 +304,141 @@ async def test_three_sharded_replicas_split_roll_out_and_survive_a_kill_and_a_st
     assert len(rs_creates) == 2 * len(deployments), describe(rs_creates, limit=50)
     assert rs_deletes == [], describe(rs_deletes)
     assert len(pod_creates) == 2 * len(deployments) * REPLICAS, len(pod_creates)
+
+
+def replicaset(name: str, replicas: int) -> Object:
+    labels = {"app": name}
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "ReplicaSet",
+        "metadata": {"name": name},
+        "spec": {
+            "replicas": replicas,
+            "selector": {"matchLabels": labels},
+            "template": {
+                "metadata": {"labels": labels},
+                "spec": {"containers": [{"name": "app", "image": "registry.k8s.io/pause:3.10"}]},
+            },
+        },
+    }
+
+
+@pytest.mark.timeout(600)
+async def test_a_replica_coming_and_going_while_replicasets_scale_creates_no_extra_pod(
+    cluster: Cluster, client: ApiClient, audit_log: Path, tmp_path: Path
+) -> None:
+    """Issue 35.1: a replica alone holds every shard while one ReplicaSet per shard keeps
+    scaling up (a few pods every half second, each step a sync that creates them); a second
+    replica starts, takes a shard, creates pods there, and stops. Each hand-over rebuilds the
+    first replica's controllers and informers; a cache that missed the pods created just
+    before it (a list from the watch cache; the expectations stayed with the old controllers)
+    would create them again and then delete the surplus. The audit log shows every
+    ReplicaSet's pods created exactly once and none deleted, both replicas creating, and every
+    pod LIST of the replicas a consistent read (no ``resourceVersion=0``)."""
+    suffix = uuid.uuid4().hex[:6]
+    lease = f"kcontrol-scale-{suffix}"
+    lease_namespace = f"leases-{suffix}"
+    names = [
+        next(n for n in spread_names(suffix) if shard_of(n, SHARDS) == k) for k in range(SHARDS)
+    ]
+    for name in (lease_namespace, *names):
+        await client.create(NAMESPACES, {"metadata": {"name": name}})
+    for name in names:
+        await cluster.wait_for_service_account(name)
+    shards = [f"--shards={SHARDS}"]
+
+    with manager_processes() as processes:
+        first = ManagerProcess(cluster, lease_namespace, lease, f"a-{suffix}", tmp_path, shards)
+        processes.append(first)
+
+        async def held_by(*identities: str) -> bool:
+            for process in processes:
+                if process.identity in identities and not process.running():
+                    raise AssertionError(f"{process.identity} exited\n{logs_of(processes)}")
+            return set((await holders(client, lease_namespace, lease)).values()) == set(identities)
+
+        await poll(
+            lambda: held_by(first.identity),
+            within=WITHIN,
+            message=lambda: f"a never held every shard\n{logs_of(processes)}",
+        )
+        for ns in names:
+            await client.create(REPLICASETS, replicaset("rs", 0), namespace=ns)
+        tail = AuditTail(audit_log, None)
+        started = datetime.now(UTC)
+        replicas = 0
+        scaling = True
+
+        async def scale() -> None:
+            nonlocal replicas
+            while scaling and replicas < SCALE_LIMIT:
+                replicas += SCALE_STEP
+                for ns in names:
+                    body = {"spec": {"replicas": replicas}}
+                    await client.patch(REPLICASETS, "rs", body, namespace=ns)
+                await asyncio.sleep(0.5)
+
+        scaler = asyncio.create_task(scale())
+        try:
+            await wait_for_writes(tail, first.user_agent, started, 1, ("pods",), ("create",))
+            second = ManagerProcess(
+                cluster, lease_namespace, lease, f"b-{suffix}", tmp_path, shards
+            )
+            processes.append(second)
+            await poll(
+                lambda: held_by(first.identity, second.identity),
+                within=WITHIN,
+                message=lambda: f"b took no shard\n{logs_of(processes)}",
+            )
+            took = datetime.now(UTC)
+            await wait_for_writes(tail, second.user_agent, took, 1, ("pods",), ("create",))
+            await wait_for_writes(tail, first.user_agent, took, 1, ("pods",), ("create",))
+            second.signal(signal.SIGTERM)
+            code = await second.wait(WITHIN)
+            assert code == 0, f"b exited {code}\n{second.log()[-3000:]}"
+            await poll(
+                lambda: held_by(first.identity),
+                within=WITHIN,
+                message=lambda: f"a never took the shards back\n{logs_of(processes)}",
+            )
+            back = datetime.now(UTC)
+            await wait_for_writes(tail, first.user_agent, back, SHARDS, ("pods",), ("create",))
+        finally:
+            scaling = False
+            await scaler
+        assert replicas < SCALE_LIMIT, "the ReplicaSets stopped scaling before the hand-overs"
+
+        async def all_created() -> bool:
+            for ns in names:
+                rs = await client.get(REPLICASETS, "rs", namespace=ns)
+                if (rs.get("status") or {}).get("replicas") != replicas:
+                    return False
+            return True
+
+        await poll(all_created, within=WITHIN, message=lambda: logs_of(processes))
+        await asyncio.sleep(2.0)  # a surplus create or a delete would have landed by now
+        assert first.running(), logs_of(processes)
+
+    events = [e for e in read_audit_log(audit_log) if e.namespace in names or not e.namespace]
+    writes = successful_writes(events)
+    for ns in names:
+        pods = [w for w in writes if w.namespace == ns and w.resource == "pods"]
+        creates = [w for w in pods if w.verb == "create"]
+        deletes = [w for w in pods if w.verb == "delete"]
+        assert len(creates) == replicas, (ns, replicas, describe(creates[-5:]))
+        assert deletes == [], describe(deletes)
+    pod_creates = [w for w in writes if (w.resource, w.verb) == ("pods", "create")]
+    for process in processes:
+        assert any(sent_by(w, process.user_agent) for w in pod_creates), process.identity
+    lists = [
+        e
+        for e in events
+        if (e.verb, e.resource) == ("list", "pods")
+        and any(sent_by(e, p.user_agent) for p in processes)
+    ]
+    assert len(lists) >= 3, "fewer pod LISTs than informer sets audited: nothing was checked"
+    at_rv0 = [e.uri for e in lists if "resourceVersion=0" in e.uri.partition("?")[2].split("&")]
+    assert at_rv0 == [], at_rv0
 
 
 def test_the_audit_check_flags_writes_outside_the_writers_hold(tmp_path: Path) -> None:

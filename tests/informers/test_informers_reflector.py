@@ -212,6 +212,25 @@ async def test_relist_after_watch_expiry_uses_last_synced_rv() -> None:
     assert len(store.store) == 8
 
 
+async def test_consistent_first_list_reads_at_empty_rv_then_relists_from_the_last() -> None:
+    """consistent_first_list: the first list is a consistent read (a sharded replica's
+    informers, started while a controller is at work, must not miss a completed write);
+    later lists still never travel back in time."""
+    clock = FakeClock()
+    expiring = FakeWatch([("ADDED", pod("x", 12))])
+    expiring.fail(Gone("too old resource version"))
+    reader = ScriptedReader(
+        [page(pods(4), 10), page(pods(8), 20)], [expiring, FakeWatch()], clock=clock
+    )
+    reflector, store = make(reader, clock, consistent_first_list=True)
+    async with running(reflector.run()):
+        await until(lambda: expiring.exited)
+        await advance(clock, 1.0)
+        await until(lambda: len(store.replaces) == 2)
+    assert reader.list_rvs == ["", "12"]
+    assert reader.list_calls[0]["limit"] == 500, "a consistent list is paged, as client-go's"
+
+
 async def test_expired_exact_resource_version_relists_with_empty_rv() -> None:
     """ExpiredExactResourceVersion: a LIST refused at an RV is retried at once with ""."""
     clock = FakeClock()
