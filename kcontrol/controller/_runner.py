@@ -84,14 +84,23 @@ def superseded() -> bool:
     return check is not None and check()
 
 
-_guard: contextvars.ContextVar[Callable[[], bool] | None] = contextvars.ContextVar(
+@dataclass(frozen=True, slots=True)
+class _Guard:
+    check: Callable[[], bool]
+    owns: Callable[[str], bool] | None
+
+
+_guard: contextvars.ContextVar[_Guard | None] = contextvars.ContextVar(
     "kcontrol_controller_guard", default=None
 )
 
 
 @contextlib.contextmanager
-def guarded_by(check: Callable[[], bool]) -> Iterator[None]:
-    """Make controllers started in this context sync only while ``check()`` is true.
+def guarded_by(
+    check: Callable[[], bool], *, owns: Callable[[str], bool] | None = None
+) -> Iterator[None]:
+    """Make controllers started in this context sync only while ``check()`` is true, and
+    (with ``owns``) only the keys ``owns(key)`` says are this process's.
 
     The guard is read when :meth:`Controller.run` starts, from the context of the task
     running it (tasks copy their creator's context), so wrap the creation of that task::
@@ -104,8 +113,15 @@ def guarded_by(check: Callable[[], bool]) -> Iterator[None]:
     whose guard fails puts its key back and waits. A false guard also decides how the
     controller stops: syncs in flight are cancelled rather than drained, because nothing
     started under a lease that is gone may go on; see :class:`Controller`.
+
+    ``owns`` decides who syncs a key before its sync runs: a sharded replica owns the keys
+    whose namespace falls in a shard it holds (cluster-scoped keys, namespace ``""``, in the
+    one shard ``""`` hashes into). A key it does not own is forgotten and dropped unsynced
+    (logged at debug level): its owner has it from its own informers, and syncing it here
+    would act on a cache that does not hold that namespace - reading NotFound as "deleted" -
+    and run a reconcile's side effects outside the API server on several replicas at once.
     """
-    token = _guard.set(check)
+    token = _guard.set(_Guard(check, owns))
     try:
         yield
     finally:
@@ -183,7 +199,8 @@ class Controller:
       When :meth:`run` is cancelled while the guard is false (leadership lost), syncs in
       flight are cancelled at once instead of drained; if the guard turns false during a
       drain (the lease lost while stopping on SIGTERM), the drain ends the same way at the
-      next check of the guard (every ``cache_sync_period``).
+      next check of the guard (every ``cache_sync_period``). A guard's ``owns`` drops the
+      keys of other processes (sharded replicas) before their sync.
 
     - While a sync runs, :func:`superseded` tells it whether its key was queued again since
       it began.
@@ -238,7 +255,9 @@ class Controller:
         if self._running:
             raise RuntimeError(f"controller {self._name!r} is already running")
         self._running = True
-        guard = _guard.get()
+        guarded = _guard.get()
+        guard = guarded.check if guarded is not None else None
+        owns = guarded.owns if guarded is not None else None
         log = self._log
         try:
             log.info("starting controller", workers=self._options.workers)
@@ -251,7 +270,7 @@ class Controller:
         log.info("caches are synced; starting workers", workers=self._options.workers)
         async with asyncio.TaskGroup() as workers:
             for index in range(self._options.workers):
-                workers.create_task(self._worker(guard), name=f"{self._name}-worker-{index}")
+                workers.create_task(self._worker(guard, owns), name=f"{self._name}-worker-{index}")
             try:
                 await asyncio.get_running_loop().create_future()  # until cancelled
             except asyncio.CancelledError:
@@ -296,7 +315,9 @@ class Controller:
         while not all(check() for check in checks):
             await self._clock.sleep(self._options.cache_sync_period)
 
-    async def _worker(self, guard: Callable[[], bool] | None) -> None:
+    async def _worker(
+        self, guard: Callable[[], bool] | None, owns: Callable[[str], bool] | None
+    ) -> None:
         queue = self._queue
         while not self._stopping:
             if guard is not None and not guard():
@@ -312,6 +333,9 @@ class Controller:
                 if guard is not None and not guard():
                     self._log.info("guard is false; not syncing", key=key)
                     queue.add(key)  # back in line for when the guard passes again
+                elif owns is not None and not owns(key):
+                    self._log.debug("another process owns this key; not syncing", key=key)
+                    queue.forget(key)
                 else:
                     await self._process(key)
             finally:

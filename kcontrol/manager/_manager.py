@@ -106,6 +106,7 @@ from kcontrol.informers import (
     SharedInformerFactory,
     TransformFunc,
     set_gc_freeze_after_sync,
+    split_meta_namespace_key,
     strip_managed_fields,
 )
 from kcontrol.leaderelection import (
@@ -796,7 +797,9 @@ class Manager:
                 for broadcaster in broadcasters:
                     group.create_task(broadcaster.run(), name=f"events {broadcaster.component}")
                 group.create_task(informers.run(), name="informers")
-                await self._run_controllers(runnables, guard=shards.leading)
+                await self._run_controllers(
+                    runnables, guard=shards.leading, owns=_keys_in(shards, held)
+                )
         finally:
             self._retire(informers)
             if self._informers is informers:
@@ -825,20 +828,25 @@ class Manager:
             )
 
     async def _run_controllers(
-        self, runnables: Sequence[tuple[str, Runnable]], guard: Callable[[], bool] | None
+        self,
+        runnables: Sequence[tuple[str, Runnable]],
+        guard: Callable[[], bool] | None,
+        owns: Callable[[str], bool] | None = None,
     ) -> None:
-        """Run ``runnables`` until cancelled (or one fails). Cancelled, the controllers drain
-        their syncs in flight for at most ``graceful_shutdown_timeout`` seconds; past it they
-        are cancelled again, which cancels the syncs still running (controller-runtime's
-        ``GracefulShutdownTimeout``), so one hung sync cannot hold a shard's Lease, or the
-        process, forever."""
+        """Run ``runnables`` until cancelled (or one fails), syncing while ``guard()`` holds
+        and only the keys ``owns`` accepts (:func:`~kcontrol.controller.guarded_by`).
+        Cancelled, the controllers drain their syncs in flight for at most
+        ``graceful_shutdown_timeout`` seconds; past it they are cancelled again, which
+        cancels the syncs still running (controller-runtime's ``GracefulShutdownTimeout``),
+        so one hung sync cannot hold a shard's Lease, or the process, forever."""
         self._leading = True
         _log.info("starting controllers", count=len(runnables))
         loop = asyncio.get_running_loop()
         deadline: asyncio.TimerHandle | None = None
         try:
             async with asyncio.TaskGroup() as controllers:
-                with guarded_by(guard) if guard is not None else contextlib.nullcontext():
+                guarding = guarded_by(guard, owns=owns) if guard is not None else None
+                with guarding or contextlib.nullcontext():
                     tasks = [
                         controllers.create_task(runnable.run(), name=f"controller {name}")
                         for name, runnable in runnables
@@ -893,6 +901,18 @@ class _Recipe:
     gate: tuple[WriteGate, str] | None
     specs: Sequence[ControllerSpec]
     controller_flags: dict[str, Any]
+
+
+def _keys_in(shards: ShardSet, held: frozenset[int]) -> Callable[[str], bool]:
+    """Whether a queue key (``namespace/name``, or ``name`` cluster-scoped) belongs to one of
+    the shards ``held``: its namespace's, the cluster-scoped objects' that ``""`` hashes into
+    (docs/manager/sharding.md)."""
+
+    def owns(key: str) -> bool:
+        namespace, _ = split_meta_namespace_key(key)
+        return shards.index_of(namespace) in held
+
+    return owns
 
 
 def _cancel_syncs_in_flight(tasks: Sequence[asyncio.Task[None]], grace: float) -> None:

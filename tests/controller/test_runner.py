@@ -435,6 +435,29 @@ async def test_cancel_with_a_failed_guard_cancels_syncs_in_flight_instead_of_dra
             await task
 
 
+async def test_keys_the_guard_does_not_own_are_dropped_before_their_sync() -> None:
+    """guarded_by(owns=...): a sharded replica syncs only its shards' keys; another
+    replica's key is forgotten unsynced (not requeued: its owner has it)."""
+    clock = FakeClock()
+    sync = Recorder()
+    controller = make(sync, clock)
+    with guarded_by(lambda: True, owns=lambda key: key.startswith("mine/")):
+        task = asyncio.create_task(controller.run())
+    try:
+        controller.queue.add_rate_limited("theirs/b")  # a failure history to forget
+        clock.step(10.0)
+        for key in ("mine/a", "theirs/b", "cluster-scoped", "mine/c"):
+            controller.enqueue(key)
+        await settle()
+        assert sorted(sync.calls) == ["mine/a", "mine/c"]
+        assert len(controller.queue) == 0, "a dropped key must not come back"
+        assert controller.queue.num_requeues("theirs/b") == 0
+    finally:
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+
 async def test_cancel_with_a_passing_guard_still_drains() -> None:
     """SIGTERM while leading: the guard passes, syncs in flight finish."""
     clock = FakeClock()

@@ -269,3 +269,86 @@ async def test_a_hung_sync_does_not_keep_a_shard_from_being_given_back(
                     within=30,
                     message="a kept every shard while its sync hung",
                 )
+
+
+async def test_each_key_is_synced_only_by_the_holder_of_its_shard(
+    control_plane: ControlPlane,
+) -> None:
+    """Ownership is decided before a sync (issue 35, 3): both replicas queue every key - a
+    cluster-scoped one and one in each of many namespaces, as a ``watches`` map function or
+    a cluster-scoped informer would - and each syncs only those of the shards it runs over;
+    the cluster-scoped key only on the holder of the shard ``""`` hashes into."""
+    lease = f"sharded-{uuid.uuid4().hex[:8]}"
+    keys = ["cluster-thing", *(f"ns-{i}/x" for i in range(30))]
+    synced: list[tuple[str, str, frozenset[int]]] = []
+    managers: dict[str, Manager] = {}
+
+    def factory(ctx: ControllerContext) -> Controller:
+        async def sync(key: str) -> None:
+            shards = managers[ctx.identity]._shards
+            assert shards is not None
+            synced.append((ctx.identity, key, shards.running))
+
+        controller = Controller(
+            ControllerOptions(name="everywhere", sync=sync, registry=ctx.registry)
+        )
+        for key in keys:
+            controller.enqueue(key)
+        return controller
+
+    def namespace_of(key: str) -> str:
+        return key.partition("/")[0] if "/" in key else ""
+
+    async with await admin_client(control_plane) as client, namespaces(client, 1) as created:
+        (lease_namespace,) = created
+        for identity in ("a", "b"):
+            managers[identity] = Manager(
+                options(control_plane, lease_namespace, lease, identity),
+                ControllerRegistry([ControllerSpec("everywhere", factory)]),
+                registry=CollectorRegistry(),
+                freeze_gc_after_sync=False,
+            )
+        a, b = managers["a"], managers["b"]
+        async with running(a), running(b):
+
+            def split() -> Any:
+                return _check(
+                    holders(client, lease_namespace, lease),
+                    lambda h: sorted(h.values()) == ["a", "a", "b"],
+                )
+
+            await eventually(split, within=30, message="the shards split 2:1")
+            held = await holders(client, lease_namespace, lease)
+            for identity, manager in managers.items():
+                mine = {k for k, who in held.items() if who == identity}
+                await eventually(
+                    lambda m=manager, mine=mine: _true(
+                        m._shards is not None and m._shards.running == mine
+                    ),
+                    within=30,
+                    message=f"{identity} runs over its shards",
+                )
+
+            def final(identity: str) -> set[str]:
+                shards = managers[identity]._shards
+                assert shards is not None
+                return {
+                    k for who, k, running in synced if who == identity and running == shards.running
+                }
+
+            def all_synced() -> Any:
+                return _true(final("a") | final("b") == set(keys))
+
+            await eventually(all_synced, within=30, message="every key synced by a replica")
+
+    assert synced, "nothing synced: nothing was checked"
+    strays = [
+        (who, key, sorted(running))
+        for who, key, running in synced
+        if shard_of(namespace_of(key), SHARDS) not in running
+    ]
+    assert strays == [], strays
+    cluster_scoped = {
+        who for who, key, running in synced if key == "cluster-thing" and len(running) < SHARDS
+    }
+    assert cluster_scoped == {held[shard_of("", SHARDS)]}, cluster_scoped
