@@ -216,7 +216,15 @@ class ShardedElection:
         except KcontrolError as error:
             self._log.warning("cannot list the election's Leases", error=str(error))
             return
-        for index, elector in self._electors.items():  # fresher than the list
+        # A shard counts as this replica's only while its elector leads (fresher than the
+        # list). A Lease naming us with no elector leading it - a renewal that timed out here
+        # but landed on the server, a release that was lost - is free to plan for: its
+        # elector renews a Lease naming itself at once, as client-go's does, instead of
+        # leaving it idle for a lease duration and counting it against our share.
+        for index, holder in holders.items():
+            if holder == config.identity:
+                holders[index] = None
+        for index, elector in self._electors.items():
             if elector.is_leader():
                 holders[index] = config.identity
         winner = await self._winner(others)

@@ -11,7 +11,7 @@ from collections.abc import AsyncIterator
 
 from kcontrol.client import LEASES
 from kcontrol.clock import FakeClock
-from kcontrol.errors import LeadershipLost, ServiceUnavailable
+from kcontrol.errors import ApiConnectionError, LeadershipLost, ServiceUnavailable
 from kcontrol.leaderelection import LeaderElectionConfig, LeaderElector, LeaseLock
 from kcontrol.leaderelection._sharded import (
     ELECTION_LABEL,
@@ -140,6 +140,36 @@ async def test_the_shards_of_a_replica_that_fails_are_taken_after_a_lease_durati
         assert b_task.done() and isinstance(b_task.exception(), LeadershipLost)
         await advance(world.clock, LEASE + 3)
         assert world.held() == {"a": [0, 1]}, "a took b's shard once b's Lease expired"
+    assert world.overlaps == []
+
+
+async def test_a_shard_whose_lease_names_this_replica_is_renewed_not_left_idle() -> None:
+    """Issue 35.4: a's renewals of shard 0 time out on the client but are applied on the
+    server until a gives up leading it (its release is lost); the Lease, still naming a and fresh, must not count
+    as held by a (no work runs for it): a renews it at once, as client-go's elector renews a
+    Lease naming itself, rather than leave it idle for a lease duration."""
+    world = World(shards=2)
+    async with world.replica("a"), world.replica("b"):
+        await advance(world.clock, 6)
+        assert world.held() == {"a": [0], "b": [1]}
+        shard = f"{NAME}-shard-0-of-2"
+
+        async def applied_then_timed_out(action: Action) -> None:
+            if action.name != shard:
+                return
+            assert action.object is not None
+            if action.object["spec"].get("holderIdentity") == "a":  # renewals land
+                world.tracker.update(LEASES, action.object, namespace=NS)
+            raise ApiConnectionError("the response never came")  # the release is lost
+
+        world.clients["a"].prepend_reactor("update", LEASES, applied_then_timed_out)
+        await advance(world.clock, RENEW + 1)
+        assert world.held() == {"b": [1]}, "a stopped shard 0 once it could not renew"
+        holder = world.tracker.get(LEASES, shard, namespace=NS)["spec"]["holderIdentity"]
+        assert holder == "a", "the server applied the renewals"
+        world.clients["a"]._reactors.clear()  # the network heals
+        await advance(world.clock, 3 * RETRY)
+        assert world.held() == {"a": [0], "b": [1]}, "a renewed its own Lease within rounds"
     assert world.overlaps == []
 
 
