@@ -21,8 +21,9 @@ Every replica runs :meth:`ShardedElection.run`:
   again like any free one;
 - cancelled (SIGTERM), it ends every shard's work and releases every Lease, its member Lease
   last, so the others take its shards at once;
-- member Leases left by replicas that are gone (unchanged for :data:`MEMBER_GC_LEASES` lease
-  durations) are deleted, preconditioned on their resourceVersion.
+- member Leases left by replicas that are gone, and unheld shard Leases of another number of
+  shards (a ``--shards`` value since changed), unchanged for :data:`MEMBER_GC_LEASES` lease
+  durations, are deleted, preconditioned on their resourceVersion.
 
 Replicas configured differently may overlap during a restart (a rolling update from
 ``--shards=3`` to ``--shards=6``, or to a single leader): their ranges differ, so they must
@@ -42,7 +43,6 @@ kube-controller-manager.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import hashlib
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
@@ -171,11 +171,23 @@ class ShardedElection:
         self._excluded = False
         self._tasks: dict[int, asyncio.Task[None]] = {}
         self._electors: dict[int, LeaderElector] = {}
+        self._member: LeaderElector | None = None
+        # True from a Forbidden reading exclusive_with, said once, to the next successful read.
+        self._forbidden = False
         self._log = _log.bind(election=config.name, identity=config.identity)
 
     @property
     def held(self) -> frozenset[int]:
         return frozenset(k for k, e in self._electors.items() if e.is_leader())
+
+    def check(self, max_tolerable_expired_lease: float) -> bool:
+        """The liveness check (:class:`~kcontrol.leaderelection.HealthzAdaptor`): false when
+        the member Lease or a shard's Lease is led but has not been renewed for its lease
+        duration plus ``max_tolerable_expired_lease`` - a renew loop that is stuck."""
+        electors = [*self._electors.values()]
+        if self._member is not None:
+            electors.append(self._member)
+        return all(elector.check(max_tolerable_expired_lease) for elector in electors)
 
     def shard_lease_name(self, index: int) -> str:
         return shard_lease_name(self._config.name, index, self._config.shards)
@@ -186,7 +198,7 @@ class ShardedElection:
 
     async def run(self, work: ShardWork) -> None:
         """Take part in the election until cancelled (module docstring)."""
-        member = self._elector(self.member_lease_name(), "member")
+        member = self._member = self._elector(self.member_lease_name(), "member")
         try:
             async with asyncio.TaskGroup() as outer:
                 membership = outer.create_task(member.run(), name="member lease")
@@ -206,6 +218,7 @@ class ShardedElection:
         finally:
             self._tasks.clear()
             self._electors.clear()
+            self._member = None
 
     # -- one round ---------------------------------------------------------------------------
 
@@ -276,22 +289,28 @@ class ShardedElection:
             if role == "member":
                 if holder is not None and shards == config.shards:
                     members.add(holder)
-                elif self._liveness.unchanged_for(name) >= MEMBER_GC_LEASES * self._duration(lease):
-                    await self._delete_member(lease)
+                elif self._stale(name, lease):
+                    await self._delete(lease, "the member Lease of a replica gone")
             elif role == "shard" and shards == config.shards:
                 index = _shard_index(name, config.name, config.shards)
                 if index is not None and index < config.shards:
                     holders[index] = holder
             elif role == "shard" and shards is not None and holder is not None:
                 others.setdefault(shards, set()).add(holder)
+            elif role == "shard" and self._stale(name, lease):
+                await self._delete(lease, "a shard Lease of another --shards value, unheld")
         if config.exclusive_with is not None:
             names.add(config.exclusive_with)
         self._liveness.forget_all_but(names)
         return members, holders, others
 
-    def _duration(self, lease: Mapping[str, Any]) -> float:
+    def _stale(self, name: str, lease: Mapping[str, Any]) -> bool:
+        """Whether ``lease`` has stayed unchanged, as this replica watched it, for
+        :data:`MEMBER_GC_LEASES` lease durations (its own or this election's, the longer: a
+        released Lease says 1 s)."""
         spec = lease.get("spec") or {}
-        return float(spec.get("leaseDurationSeconds") or self._config.lease_duration)
+        duration = max(float(spec.get("leaseDurationSeconds") or 0), self._config.lease_duration)
+        return self._liveness.unchanged_for(name) >= MEMBER_GC_LEASES * duration
 
     async def _winner(self, others: Mapping[int, set[str]]) -> str | None:
         """Who, if anyone, keeps this replica from holding shards: a live non-sharded leader
@@ -306,9 +325,24 @@ class ShardedElection:
                 )
             except NotFound:
                 lease = None
+            except Forbidden as error:
+                if not self._forbidden:
+                    self._log.error(
+                        "forbidden to read the single leader's Lease: this replica takes no "
+                        "shard until it may, because it cannot tell whether a non-sharded "
+                        "leader (--shards=1) is at work; grant 'get' on Leases in the "
+                        "election's namespace (deploy/sharded/)",
+                        lease=f"{config.namespace}/{config.exclusive_with}",
+                        error=str(error),
+                    )
+                    self._forbidden = True
+                return config.identity
             except KcontrolError as error:
                 self._log.warning("cannot read the single leader's Lease", error=str(error))
                 return config.identity
+            if self._forbidden:
+                self._log.info("may read the single leader's Lease now")
+                self._forbidden = False
             single = self._liveness.holder(config.exclusive_with, lease)
             if single is not None:
                 return single
@@ -341,16 +375,24 @@ class ShardedElection:
                 said = True
             await self._config.clock.sleep(self._config.retry_period)
 
-    async def _delete_member(self, lease: dict[str, Any]) -> None:
+    async def _delete(self, lease: dict[str, Any], what: str) -> None:
+        """Delete a Lease left behind (``what`` it is, for the log), unless it changed or went
+        meanwhile (preconditioned on its resourceVersion). A failure is logged and the
+        Lease tried again next round."""
         metadata = lease.get("metadata") or {}
-        with contextlib.suppress(NotFound, Conflict):  # renewed or deleted meanwhile
+        try:
             await self._config.client.delete(
                 LEASES,
                 str(metadata.get("name")),
                 namespace=self._config.namespace,
                 preconditions={"resourceVersion": str(metadata.get("resourceVersion") or "")},
             )
-            self._log.info("deleted the member Lease of a replica gone", lease=metadata.get("name"))
+        except (NotFound, Conflict):  # renewed or deleted meanwhile
+            return
+        except KcontrolError as error:
+            self._log.warning(f"cannot delete {what}", lease=metadata.get("name"), error=str(error))
+            return
+        self._log.info(f"deleted {what}", lease=metadata.get("name"))
 
     # -- shard tasks -------------------------------------------------------------------------
 

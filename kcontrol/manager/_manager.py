@@ -729,6 +729,7 @@ class Manager:
                 exclusive_with=options.election.resource_name,
             )
         )
+        self._election_health.set_leader_election(election)
 
         async def generations() -> None:
             # One controller set at a time, over the shards held when it was built; a

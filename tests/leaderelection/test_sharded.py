@@ -11,16 +11,22 @@ from collections.abc import AsyncIterator
 
 from kcontrol.client import LEASES
 from kcontrol.clock import FakeClock
-from kcontrol.errors import ApiConnectionError, LeadershipLost, ServiceUnavailable
-from kcontrol.leaderelection import LeaderElectionConfig, LeaderElector, LeaseLock
+from kcontrol.errors import ApiConnectionError, Forbidden, LeadershipLost, ServiceUnavailable
+from kcontrol.leaderelection import (
+    HealthzAdaptor,
+    LeaderElectionConfig,
+    LeaderElector,
+    LeaseLock,
+)
 from kcontrol.leaderelection._sharded import (
     ELECTION_LABEL,
+    MEMBER_GC_LEASES,
     ROLE_LABEL,
     ShardedElection,
     ShardedElectionConfig,
     wait_for_no_shards,
 )
-from kcontrol.testing import Action, FakeClient
+from kcontrol.testing import Action, FakeClient, capture_logs
 
 from .clock_helpers import advance, settle
 
@@ -145,9 +151,10 @@ async def test_the_shards_of_a_replica_that_fails_are_taken_after_a_lease_durati
 
 async def test_a_shard_whose_lease_names_this_replica_is_renewed_not_left_idle() -> None:
     """Issue 35.4: a's renewals of shard 0 time out on the client but are applied on the
-    server until a gives up leading it (its release is lost); the Lease, still naming a and fresh, must not count
-    as held by a (no work runs for it): a renews it at once, as client-go's elector renews a
-    Lease naming itself, rather than leave it idle for a lease duration."""
+    server until a gives up leading it (its release is lost); the Lease, still naming a and
+    fresh, must not count as held by a (no work runs for it): a renews it at once, as
+    client-go's elector renews a Lease naming itself, rather than leave it idle for a lease
+    duration."""
     world = World(shards=2)
     async with world.replica("a"), world.replica("b"):
         await advance(world.clock, 6)
@@ -171,6 +178,41 @@ async def test_a_shard_whose_lease_names_this_replica_is_renewed_not_left_idle()
         await advance(world.clock, 3 * RETRY)
         assert world.held() == {"a": [0], "b": [1]}, "a renewed its own Lease within rounds"
     assert world.overlaps == []
+
+
+async def test_liveness_fails_when_a_shard_lease_renewal_is_stuck() -> None:
+    """Issue 35.5: /livez of a sharded replica (HealthzAdaptor over the election) fails once
+    a Lease it leads - here a shard's - has gone unrenewed for its lease duration plus the
+    tolerance: a renew loop stuck on a request that ignores cancellation."""
+    world = World(shards=2)
+    election = world.election("a")
+    healthz = HealthzAdaptor(timeout=2.0)
+    healthz.set_leader_election(election)
+    unblock = asyncio.Event()
+
+    async def stuck(action: Action) -> None:
+        if action.name != f"{NAME}-shard-1-of-2":
+            return
+        while not unblock.is_set():
+            with contextlib.suppress(asyncio.CancelledError):
+                await unblock.wait()
+
+    task = asyncio.create_task(election.run(lambda i, e: world.work("a", i, e)))
+    try:
+        await advance(world.clock, 3)
+        assert world.held() == {"a": [0, 1]}
+        assert healthz.check()
+        world.clients["a"].prepend_reactor("update", LEASES, stuck)
+        await advance(world.clock, LEASE)
+        assert healthz.check(), "within the tolerance"
+        await advance(world.clock, 3.0)
+        assert not healthz.check(), "shard 1's renewals have been stuck too long"
+    finally:
+        unblock.set()
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError, LeadershipLost):
+            await task
+    assert healthz.check(), "an election that stopped leads nothing"
 
 
 async def test_member_leases_of_replicas_long_gone_are_deleted() -> None:
@@ -312,3 +354,57 @@ async def test_replicas_configured_with_fewer_shards_win_and_never_overlap() -> 
             await watcher
     assert mixed == [], mixed[:3]
     assert three.overlaps == two.overlaps == []
+
+
+async def test_shard_leases_of_an_earlier_shard_count_are_deleted_once_stale() -> None:
+    """Issue 35.5: after a change from --shards=3 to --shards=2, the released shard Leases of
+    3 stay unchanged; once they have for MEMBER_GC_LEASES lease durations a replica of 2
+    deletes them. Its own shards' Leases stay."""
+    three = World(shards=3)
+    two = World(shards=2, sharing=three)
+    async with three.replica("a"):
+        await advance(three.clock, 3)
+        assert three.held() == {"a": [0, 1, 2]}
+    async with two.replica("b"):
+        await advance(three.clock, 3)
+
+        def shard_leases() -> list[str]:
+            return sorted(
+                lease["metadata"]["name"]
+                for lease in three.tracker.list(LEASES, namespace=NS)["items"]
+                if lease["metadata"]["labels"][ROLE_LABEL] == "shard"
+            )
+
+        old = [f"{NAME}-shard-{k}-of-3" for k in range(3)]
+        new = [f"{NAME}-shard-{k}-of-2" for k in range(2)]
+        assert shard_leases() == sorted(old + new)
+        await advance(three.clock, (MEMBER_GC_LEASES - 1) * LEASE)
+        assert shard_leases() == sorted(old + new), "not before they are stale"
+        await advance(three.clock, 2 * LEASE)
+        assert shard_leases() == new
+        assert two.held() == {"b": [0, 1]}
+
+
+async def test_a_replica_forbidden_to_read_the_single_lease_says_why_once() -> None:
+    """Issue 35.5: without 'get' on the single leader's Lease a replica cannot rule out a
+    non-sharded leader, so it takes no shard - and says so once, as an error naming the
+    Lease and the permission, not as a warning every round."""
+    world = World(shards=2, exclusive_with=SINGLE)
+
+    async def forbidden(action: Action) -> None:
+        if action.name == SINGLE:
+            raise Forbidden(f'leases.coordination.k8s.io "{SINGLE}" is forbidden')
+
+    with capture_logs() as logs:
+        async with world.replica("a"):
+            world.clients["a"].prepend_reactor("get", LEASES, forbidden)
+            await advance(world.clock, 10 * RETRY)
+            assert world.held() == {}
+            world.clients["a"]._reactors.clear()
+            await advance(world.clock, 3 * RETRY)
+            assert world.held() == {"a": [0, 1]}, "it takes its shards once it may read"
+    said = [entry for entry in logs if "forbidden to read" in entry["event"]]
+    assert len(said) == 1, said
+    assert said[0]["log_level"] == "error"
+    assert said[0]["lease"] == f"{NS}/{SINGLE}"
+    assert "grant 'get' on Leases" in said[0]["event"]
