@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Mapping, MutableMapping
 from typing import Any, Final
 
+from ..intstr import DecimalError, parse_decimal
 from ._fields import annotations_of
 
 __all__ = [
@@ -35,7 +36,6 @@ __all__ = [
     "get_max_replicas_annotation",
     "mutable_annotations",
     "non_negative_int32_from_annotation",
-    "parse_decimal",
     "replicas_annotations_need_update",
     "rollback_to",
     "set_deployment_annotations_to",
@@ -143,27 +143,6 @@ def replicas_annotations_need_update(
     )
 
 
-def parse_decimal(text: str, *, bits: int, signed: bool) -> int:
-    """``text`` as Go's ``strconv.ParseInt(text, 10, bits)`` (``signed``) or
-    ``strconv.ParseUint(text, 10, bits)`` reads it: ASCII digits (after an optional ``+`` or
-    ``-`` when ``signed``), leading zeros allowed.
-
-    Raises :class:`AnnotationError` saying "invalid syntax" or "value out of range" as Go's
-    errors do. The digits are measured before they are converted, so a value of any length
-    is an error like any other (Python refuses to convert more than 4,300 digits).
-    """
-    body = text[1:] if signed and text[:1] in ("+", "-") else text
-    if not body or not all("0" <= char <= "9" for char in body):
-        raise AnnotationError(f'parsing "{text}": invalid syntax')
-    negative = signed and text[:1] == "-"
-    # The largest magnitude the type holds: 2**(bits-1) below zero, one less above it.
-    limit = (2 ** (bits - 1) - (0 if negative else 1)) if signed else 2**bits - 1
-    significant = body.lstrip("0") or "0"
-    if len(significant) > len(str(limit)) or int(significant) > limit:
-        raise AnnotationError(f'parsing "{text}": value out of range')
-    return -int(significant) if negative else int(significant)
-
-
 def non_negative_int32_from_annotation(obj: Mapping[str, Any], key: str) -> int | None:
     """The annotation ``key`` as an int32 >= 0, or ``None`` when it is absent.
 
@@ -175,7 +154,10 @@ def non_negative_int32_from_annotation(obj: Mapping[str, Any], key: str) -> int 
     if value is None:
         return None
     text = str(value)
-    number = parse_decimal(text, bits=32, signed=False)
+    try:
+        number = parse_decimal(text, bits=32, signed=False)
+    except DecimalError as error:
+        raise AnnotationError(str(error)) from None
     if number > _INT32_MAX:
         raise AnnotationError(f'parsing "{text}": value out of range')
     return number
@@ -205,5 +187,5 @@ def rollback_to(deployment: Mapping[str, Any]) -> int | None:
     value = str(annotations_of(deployment).get(ROLLBACK_TO_ANNOTATION) or "")
     try:
         return parse_decimal(value, bits=64, signed=True)
-    except AnnotationError:
+    except DecimalError:
         return None

@@ -19,7 +19,9 @@ is defined here exactly, and tests pin it to fixed values:
    ``ALPHANUMS[ord(c) % 27]`` where ``ALPHANUMS = "bcdfghjklmnpqrstvwxz2456789"`` (apimachinery's
    ``rand.SafeEncodeString``: no vowels, no 0/1/3, so no words and no look-alikes).
 
-So values have 1 to 10 characters from that alphabet, as upstream's do.
+So values have 1 to 10 characters from that alphabet, as upstream's do. The primitives
+(FNV-1a, the safe encoding, canonical JSON) are :mod:`kcontrol_controllers.hashing`'s, shared
+with the ControllerRevision hash; they are re-exported here.
 """
 
 from __future__ import annotations
@@ -27,35 +29,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
-import orjson
+from ..hashing import SAFE_ALPHANUMS, canonical_json, fnv32a, safe_encode_string
 
 __all__ = ["SAFE_ALPHANUMS", "canonical_json", "compute_hash", "fnv32a", "safe_encode_string"]
 
-SAFE_ALPHANUMS: Final = "bcdfghjklmnpqrstvwxz2456789"
-"""apimachinery ``rand``'s alphabet for safe encodings."""
-
-_FNV32_OFFSET: Final = 2166136261
-_FNV32_PRIME: Final = 16777619
 _MASK32: Final = 0xFFFFFFFF
-
-
-def canonical_json(value: Any) -> bytes:
-    """``value`` as canonical JSON bytes (sorted keys, no whitespace, UTF-8)."""
-    return orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
-
-
-def fnv32a(data: bytes, seed: int = _FNV32_OFFSET) -> int:
-    """The 32-bit FNV-1a hash of ``data`` (``seed`` continues an earlier hash)."""
-    h = seed
-    for byte in data:
-        h = ((h ^ byte) * _FNV32_PRIME) & _MASK32
-    return h
-
-
-def safe_encode_string(text: str) -> str:
-    """apimachinery's ``rand.SafeEncodeString``: each character mapped into
-    :data:`SAFE_ALPHANUMS` by its code point modulo 27."""
-    return "".join(SAFE_ALPHANUMS[ord(char) % len(SAFE_ALPHANUMS)] for char in text)
 
 
 def compute_hash(template: Mapping[str, Any], collision_count: int | None) -> str:

@@ -16,7 +16,8 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ._annotations import AnnotationError, get_max_replicas_annotation, parse_decimal
+from ..intstr import IntOrPercent, IntOrPercentError, scaled_value_from_int_or_percent
+from ._annotations import get_max_replicas_annotation
 from ._fields import (
     RECREATE,
     ROLLING_UPDATE,
@@ -40,37 +41,6 @@ __all__ = [
     "resolve_fenceposts",
     "scaled_value_from_int_or_percent",
 ]
-
-IntOrPercent = int | str
-
-
-class IntOrPercentError(ValueError):
-    """An IntOrString that is neither an int nor a percentage such as ``"25%"``."""
-
-
-def scaled_value_from_int_or_percent(value: IntOrPercent | None, total: int, round_up: bool) -> int:
-    """An int as is, or ``"N%"`` of ``total`` rounded up or down (apimachinery
-    ``intstr.GetScaledValueFromIntOrPercent``).
-
-    Raises :class:`IntOrPercentError` for ``None``, a string without ``%``, or a percentage
-    that is not an integer.
-    """
-    if value is None:
-        raise IntOrPercentError("nil value for IntOrString")
-    if isinstance(value, bool) or not isinstance(value, int | str):
-        raise IntOrPercentError(f"invalid type: neither int nor percentage: {value!r}")
-    if isinstance(value, int):
-        return value
-    if not value.endswith("%"):
-        raise IntOrPercentError(f"invalid type: string is not a percentage: {value!r}")
-    try:
-        percent = parse_decimal(value[:-1], bits=64, signed=True)  # Go's strconv.Atoi
-    except AnnotationError as error:
-        raise IntOrPercentError(f'invalid value "{value}": {error}') from None
-    product = percent * total
-    # ceil/floor of product / 100 in exact integer arithmetic (Go rounds the float quotient,
-    # which is the same for every int32 input).
-    return -(-product // 100) if round_up else product // 100
 
 
 def _rolling_params(deployment: Mapping[str, Any]) -> Mapping[str, Any]:

@@ -19,13 +19,12 @@ from typing import Any, Final
 from kcontrol.client import Object
 from kcontrol.logging import get_logger
 
+from ..intstr import DecimalError, parse_decimal
 from ._annotations import (
     REVISION_ANNOTATION,
     REVISION_HISTORY_ANNOTATION,
-    AnnotationError,
     copy_deployment_annotations_to_replica_set,
     mutable_annotations,
-    parse_decimal,
     set_replicas_annotations,
 )
 from ._fields import annotations_of, creation_key, name_of, spec_replicas
@@ -56,7 +55,7 @@ def _parse_int64(text: str) -> int:
     """Go's ``strconv.ParseInt(text, 10, 64)``: optional sign, decimal digits."""
     try:
         return parse_decimal(text, bits=64, signed=True)
-    except AnnotationError as error:
+    except DecimalError as error:
         raise RevisionError(f"strconv.ParseInt: {error}") from None
 
 
