@@ -5,9 +5,11 @@ owns everything in one task tree::
 
     ApiClient session
     └── task group "infrastructure": secure server (HTTPS; plain HTTP only with
-        --metrics-port), one event broadcaster per controller (and the manager's own),
-        informer factory
-        └── (body) leader elector ── while leading: task group "controllers"
+        --metrics-port), the manager's event broadcasters
+        └── (body) the election (no election, one Lease, or shards:
+            :mod:`kcontrol.manager._elections`)
+            └── per controller set: informer factory, one event broadcaster per controller
+                └── while leading: task group "controllers"
 
 Clients: one HTTP session, and per component a client with its own ``--kube-api-qps`` /
 ``--kube-api-burst`` token bucket and user agent ``kcontrol-manager/<identity>/<component>``
@@ -84,7 +86,6 @@ import contextlib
 import socket
 import uuid
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from prometheus_client import CollectorRegistry, GCCollector, PlatformCollector, ProcessCollector
@@ -106,11 +107,9 @@ from kcontrol.informers import (
     SharedInformerFactory,
     TransformFunc,
     set_gc_freeze_after_sync,
-    split_meta_namespace_key,
     strip_managed_fields,
 )
 from kcontrol.leaderelection import (
-    ELECTION_LABEL,
     HealthzAdaptor,
     LeaderCallbacks,
     LeaderElectionConfig,
@@ -120,11 +119,16 @@ from kcontrol.leaderelection import (
     ShardedElection,
     ShardedElectionConfig,
     ShardSet,
-    server_filters_shards,
-    wait_for_no_shards,
 )
 from kcontrol.logging import configure_unless_configured, get_logger
 from kcontrol.manager._apiserver import wait_for_api_server
+from kcontrol.manager._elections import (
+    ControllerSet,
+    Election,
+    ShardedLeaders,
+    SingleLeader,
+    Unelected,
+)
 from kcontrol.manager._options import ManagerOptions
 from kcontrol.manager._process import run_manager
 from kcontrol.manager._registry import (
@@ -154,10 +158,6 @@ _log = get_logger(__name__)
 
 COMPONENT = "kcontrol-manager"
 """The event source of the manager's own events and its user agent."""
-
-SHARD_REBUILD_QUIET = 1.0
-"""Sharded: how long the held shards must stay unchanged before the controllers are built
-anew over them (the shards won in one election round come together)."""
 
 LEADER_ELECTION_HEALTH_TIMEOUT = 20.0
 """How long past its lease a leader may go without renewing before ``/livez`` fails
@@ -463,13 +463,6 @@ class Manager:
         """Everything :meth:`run` does once it has a client (``config``: its configuration,
         for the secure port's reviews; ``None`` with a client given to the constructor)."""
         options = self._options
-        specs = self._controllers.select(options.controllers)
-        controller_flags = resolve_controller_flags(
-            self._controllers.flags(), options.controller_flags
-        )
-        if self._informers is not None:  # a previous run's
-            self._retire(self._informers)
-            self._informers = None
         election_client = self._component_client(client, "leader-election")
         broadcasters = [
             EventBroadcaster(
@@ -479,23 +472,8 @@ class Manager:
                 registry=self._registry,
             )
         ]
-        elector = None
-        gate: tuple[WriteGate, str] | None = None
-        self._shards = None
-        if options.election.leader_elect and options.election.shards > 1:
-            self._shards = ShardSet(options.election.shards, self._registry)
-            gate = (
-                self._shards.allows,
-                f"shard Leases {options.election.resource_namespace}/"
-                f"{options.election.resource_name}-shard-*-of-{options.election.shards}",
-            )
-        elif options.election.leader_elect:
-            elector = self._new_elector(election_client, broadcasters[0].new_recorder())
-            leader = elector
-            gate = (
-                lambda _namespace: leader.holds_lease(),
-                f"leader election lease {elector.config.lock.describe()}",
-            )
+        election = self._new_election(election_client, broadcasters[0].new_recorder())
+        gate = election.gate
         self._writer = self._gated(client, gate)
         # The recorders of manager.recorder(): events on a client of their own.
         self._events = EventBroadcaster(
@@ -505,18 +483,13 @@ class Manager:
             registry=self._registry,
         )
         broadcasters.append(self._events)
-        runnables: list[tuple[str, Runnable]] = []
-        if self._shards is None:
-            # Built before the election, so that caches warm up on standbys too.
-            self._informers = self._new_informers(client, None)
-            runnables = self._build(
-                client,
-                self._informers,
-                broadcasters,
-                gate,
-                specs=specs,
-                controller_flags=controller_flags,
-            )
+        sets = _Sets(
+            self,
+            client,
+            gate,
+            self._controllers.select(options.controllers),
+            resolve_controller_flags(self._controllers.flags(), options.controller_flags),
+        )
         lost = False
         unhealthy: ApiServerNotHealthy | None = None
         async with asyncio.TaskGroup() as infrastructure:
@@ -539,20 +512,8 @@ class Manager:
                             broadcaster.run(), name=f"events {broadcaster.component}"
                         )
                     )
-                if self._shards is not None:
-                    shards = self._shards
-                    recipe = _Recipe(client, gate, specs, controller_flags)
-                    await self._run_sharded(recipe, election_client, shards)
-                    lost = True  # _run_sharded returns only then
-                else:
-                    informers = self._informers
-                    assert informers is not None
-                    owned.append(infrastructure.create_task(informers.run(), name="informers"))
-                    if elector is not None:
-                        await self._elect(elector, election_client, runnables)
-                        lost = True  # _elect returns only then
-                    else:
-                        await self._run_controllers(runnables, guard=None)  # until cancelled
+                await election.run(sets)  # returns only when leadership is lost
+                lost = True
             # The API server never answered, or leadership was lost and every controller
             # has stopped: stop the rest.
             for task in owned:
@@ -562,6 +523,32 @@ class Manager:
             raise unhealthy
         if lost:
             raise LeadershipLost(f"leader election lost ({self.identity})")
+
+    def _new_election(self, client: Client, recorder: EventRecorder) -> Election:
+        """The election ``options.election`` asks for, its Leases written with ``client``."""
+        election = self._options.election
+        self._shards = None
+        if not election.leader_elect:
+            return Unelected()
+        if election.shards <= 1:
+            return SingleLeader(self._new_elector(client, recorder), client, election)
+        shards = self._shards = ShardSet(election.shards, self._registry)
+        sharded = ShardedElection(
+            ShardedElectionConfig(
+                client=client,
+                namespace=election.resource_namespace,
+                name=election.resource_name,
+                identity=self.identity,
+                shards=shards.count,
+                lease_duration=election.lease_duration,
+                renew_deadline=election.renew_deadline,
+                retry_period=election.retry_period,
+                registry=self._registry,
+                exclusive_with=election.resource_name,
+            )
+        )
+        self._election_health.set_leader_election(sharded)
+        return ShardedLeaders(sharded, shards, client, election)
 
     def _new_informers(self, client: Client, shard: ShardSelector | None) -> SharedInformerFactory:
         """The shared informer factory (of one sharded generation: over ``shard``), on the
@@ -670,164 +657,6 @@ class Manager:
         self._election_health.set_leader_election(elector)
         return elector
 
-    async def _elect(
-        self,
-        elector: LeaderElector,
-        election_client: Client,
-        runnables: Sequence[tuple[str, Runnable]],
-    ) -> None:
-        """Contend for the lease and run the controllers while leading.
-
-        Returns once leadership is lost, after every controller has stopped (their syncs in
-        flight cancelled, see :func:`kcontrol.controller.guarded_by`); raises
-        ``CancelledError`` (syncs drained, lease released) when cancelled.
-        """
-
-        options = self._options
-
-        async def lead() -> None:
-            # Sharded replicas of the same name (a restart from --shards=N) give their
-            # shards back on seeing this Lease held; nothing runs before they have.
-            await wait_for_no_shards(
-                election_client,
-                options.election.resource_namespace,
-                options.election.resource_name,
-                lease_duration=options.election.lease_duration,
-                retry_period=options.election.retry_period,
-            )
-            # holds_lease: leading, and the last renewal younger than the renew deadline on
-            # the local clock - false at once after a pause (SIGSTOP) past the lease, and
-            # the moment leadership is lost.
-            await self._run_controllers(runnables, guard=elector.holds_lease)
-
-        _log.info("attempting to acquire leader lease", lock=elector.config.lock.describe())
-        with contextlib.suppress(LeadershipLost):
-            await elector.run(lead)
-        _log.error("leader election lost; every controller has stopped", identity=self.identity)
-
-    async def _run_sharded(
-        self, recipe: _Recipe, election_client: Client, shards: ShardSet
-    ) -> None:
-        """Take part in the sharded election and run the controllers over the shards held
-        (:class:`~kcontrol.leaderelection.ShardSet`).
-
-        Returns once the member Lease is lost, after every controller has stopped; raises
-        ``CancelledError`` when cancelled (controllers drained, then every Lease released).
-        """
-        options = self._options
-        election = ShardedElection(
-            ShardedElectionConfig(
-                client=election_client,
-                namespace=options.election.resource_namespace,
-                name=options.election.resource_name,
-                identity=self.identity,
-                shards=shards.count,
-                lease_duration=options.election.lease_duration,
-                renew_deadline=options.election.renew_deadline,
-                retry_period=options.election.retry_period,
-                registry=self._registry,
-                exclusive_with=options.election.resource_name,
-            )
-        )
-        self._election_health.set_leader_election(election)
-
-        async def generations() -> None:
-            # One controller set at a time, over the shards held when it was built; a
-            # shard given back waits in ShardSet.work until the set covering it stopped.
-            async with asyncio.TaskGroup() as group:
-                running: asyncio.Task[None] | None = None
-                try:
-                    while True:
-                        held = await shards.changes(SHARD_REBUILD_QUIET)
-                        if running is not None and held == shards.running:
-                            continue
-                        if running is not None:
-                            await _cancel_and_wait(running)
-                            running = None
-                            await shards.set_running(())
-                        if held:
-                            await self._check_shard_filtering(election_client, shards)
-                            running = group.create_task(
-                                self._run_generation(recipe, shards, held),
-                                name="controllers over shards",
-                            )
-                            await shards.set_running(held)
-                finally:
-                    if running is not None:
-                        await _cancel_and_wait(running)
-                    await shards.set_running(())
-
-        _log.info(
-            "taking part in the sharded election",
-            shards=shards.count,
-            leases=f"{options.election.resource_namespace}/"
-            f"{options.election.resource_name}-shard-*-of-{options.election.shards}",
-        )
-        try:
-            async with asyncio.TaskGroup() as group:
-                group.create_task(generations(), name="shard generations")
-                await election.run(shards.work)
-        except* LeadershipLost:
-            _log.error("the member Lease was lost; every controller has stopped")
-
-    async def _run_generation(
-        self, recipe: _Recipe, shards: ShardSet, held: frozenset[int]
-    ) -> None:
-        """Build the controllers, their informers (selecting the shards ``held``) and event
-        broadcasters, and run them until cancelled: the controllers stop first (their syncs
-        drained), then the informers and the event queues."""
-        selector = shards.selector(held)
-        informers = self._informers = self._new_informers(recipe.client, selector)
-        broadcasters: list[EventBroadcaster] = []
-        runnables = self._build(
-            recipe.client,
-            informers,
-            broadcasters,
-            recipe.gate,
-            specs=recipe.specs,
-            controller_flags=recipe.controller_flags,
-        )
-        _log.info(
-            "running the controllers over shards",
-            shards=",".join(str(k) for k in sorted(held)),
-            of=shards.count,
-            filtering=shards.filtering,
-        )
-        try:
-            async with asyncio.TaskGroup() as group:
-                for broadcaster in broadcasters:
-                    group.create_task(broadcaster.run(), name=f"events {broadcaster.component}")
-                group.create_task(informers.run(), name="informers")
-                await self._run_controllers(
-                    runnables, guard=shards.leading, owns=_keys_in(shards, held)
-                )
-        finally:
-            self._retire(informers)
-            if self._informers is informers:
-                self._informers = None
-
-    async def _check_shard_filtering(self, client: Client, shards: ShardSet) -> None:
-        """Once: find out whether the API server filters by shard, log it and say so in
-        ``kcontrol_manager_shard_filtering`` (the informers are correct either way)."""
-        if shards.filtering is not None:
-            return
-        options = self._options
-        filters = await server_filters_shards(
-            client,
-            options.election.resource_namespace,
-            f"{ELECTION_LABEL}={options.election.resource_name}",
-        )
-        shards.set_filtering("server" if filters else "client")
-        if filters:
-            _log.info("the API server filters lists and watches by shard", shards=shards.count)
-        else:
-            _log.warning(
-                "the API server does not filter by shard (feature gate ShardedListAndWatch off, "
-                "or older than v1.36): every replica receives every object and keeps its "
-                "shards' here",
-                shards=shards.count,
-            )
-
     async def _run_controllers(
         self,
         runnables: Sequence[tuple[str, Runnable]],
@@ -866,6 +695,53 @@ class Manager:
             _log.info("all controllers stopped")
 
 
+class _Sets:
+    """The manager's side of an election (:class:`~kcontrol.manager._elections.ControllerSets`):
+    the enabled controllers ``specs``, built on ``client`` with writes through ``gate``."""
+
+    def __init__(
+        self,
+        manager: Manager,
+        client: Client,
+        gate: tuple[WriteGate, str] | None,
+        specs: Sequence[ControllerSpec],
+        controller_flags: dict[str, Any],
+    ) -> None:
+        self._manager = manager
+        self._client = client
+        self._gate = gate
+        self._specs = specs
+        self._controller_flags = controller_flags
+
+    def build(self, shard: ShardSelector | None) -> ControllerSet:
+        manager = self._manager
+        informers = manager._informers = manager._new_informers(self._client, shard)
+        broadcasters: list[EventBroadcaster] = []
+        runnables = manager._build(
+            self._client,
+            informers,
+            broadcasters,
+            self._gate,
+            specs=self._specs,
+            controller_flags=self._controller_flags,
+        )
+        return ControllerSet(informers, broadcasters, runnables)
+
+    def retire(self, built: ControllerSet) -> None:
+        manager = self._manager
+        manager._retire(built.informers)
+        if manager._informers is built.informers:
+            manager._informers = None
+
+    async def run_controllers(
+        self,
+        built: ControllerSet,
+        guard: Callable[[], bool] | None,
+        owns: Callable[[str], bool] | None = None,
+    ) -> None:
+        await self._manager._run_controllers(built.runnables, guard, owns)
+
+
 class _InformerSizes:
     """``kcontrol_informer_cached_objects{group, resource}`` (the objects each shared
     informer holds) and ``kcontrol_informer_watch_events_total{group, resource}`` (the watch
@@ -894,28 +770,6 @@ class _InformerSizes:
         return []
 
 
-@dataclass(frozen=True, slots=True)
-class _Recipe:
-    """What each sharded generation's controllers are built from."""
-
-    client: Client
-    gate: tuple[WriteGate, str] | None
-    specs: Sequence[ControllerSpec]
-    controller_flags: dict[str, Any]
-
-
-def _keys_in(shards: ShardSet, held: frozenset[int]) -> Callable[[str], bool]:
-    """Whether a queue key (``namespace/name``, or ``name`` cluster-scoped) belongs to one of
-    the shards ``held``: its namespace's, the cluster-scoped objects' that ``""`` hashes into
-    (docs/manager/sharding.md)."""
-
-    def owns(key: str) -> bool:
-        namespace, _ = split_meta_namespace_key(key)
-        return shards.index_of(namespace) in held
-
-    return owns
-
-
 def _cancel_syncs_in_flight(tasks: Sequence[asyncio.Task[None]], grace: float) -> None:
     """Cancel again the controllers still draining: their syncs in flight are cancelled."""
     draining = [task for task in tasks if not task.done()]
@@ -927,11 +781,6 @@ def _cancel_syncs_in_flight(tasks: Sequence[asyncio.Task[None]], grace: float) -
         )
     for task in draining:
         task.cancel()
-
-
-async def _cancel_and_wait(task: asyncio.Task[None]) -> None:
-    task.cancel()
-    await asyncio.wait((task,))
 
 
 class _ManagerRecorder:
