@@ -1,7 +1,25 @@
 """The StatefulSet controller, a port of kube-controller-manager's ``pkg/controller/statefulset``
-(Kubernetes 1.36 behaviour) - so far its pure helpers; the controller itself (informers,
-handlers, the sync, pod and claim writes, status updates, ``SPEC``) is still to come, and
-until it lands the package exports only its names.
+(Kubernetes 1.36 behaviour).
+
+It keeps each StatefulSet's members ``<set>-<ordinal>`` for the ordinals
+``[spec.ordinals.start, start + spec.replicas)``: it creates each member's
+PersistentVolumeClaims before the pod, makes missing members and deletes condemned ones -
+one at a time in ordinal order (``OrderedReady``, waiting for each pod to be running, ready
+and available) or all at once (``Parallel``) - deletes failed members to make them again,
+rolls pods onto a new template (``RollingUpdate`` down to the partition, or ``OnDelete``),
+records templates as ControllerRevisions (collision count, rollback by renumbering, history
+truncated to ``revisionHistoryLimit``), applies the claims' retention policy through their
+owner references, and keeps ``status`` current.
+
+``kcontrol-manager`` runs it through the entry point ``statefulset-controller`` (:data:`SPEC`,
+disabled by default), with ``--concurrent-statefulset-syncs`` workers. Layout, by behaviour:
+
+- ``_controller``: informers, event handlers, the runner; ``_sync``: the sync of one key
+  (stale caches, revisions adopted, pods claimed); ``_control``: one pass over a set's pods
+  (``stateful_set_control.go``); ``_history``: current and update revisions, truncation;
+- ``_podcontrol``: pod and claim writes and their events; ``_status_updater``: the status
+  write; ``_metrics``: the controller's own metrics; ``_factory``: the flag, the factory,
+  :data:`SPEC` - all that importing the package loads (the rest is loaded on first use).
 
 The helpers, by topic (no module does I/O; each states its contracts):
 
@@ -23,6 +41,9 @@ The helpers, by topic (no module does I/O; each states its contracts):
   status counts, completing a rolling update, whether the status must be written.
 """
 
+from typing import TYPE_CHECKING
+
+from ._factory import SPEC, new_controller
 from ._names import (
     API_VERSION,
     KIND,
@@ -34,6 +55,13 @@ from ._names import (
     REVISION_LABEL,
 )
 
+if TYPE_CHECKING:
+    from ._controller import StatefulSetController
+else:  # imported on first use: kcontrol-manager loads SPEC whether the controller runs or not
+    from .._lazy import lazy_exports
+
+    __getattr__, __dir__ = lazy_exports(__name__, {"._controller": ["StatefulSetController"]})
+
 __all__ = [
     "API_VERSION",
     "KIND",
@@ -43,4 +71,7 @@ __all__ = [
     "POD_NAME_LABEL",
     "QUEUE_NAME",
     "REVISION_LABEL",
+    "SPEC",
+    "StatefulSetController",
+    "new_controller",
 ]

@@ -17,7 +17,8 @@ The first part of upstream's ``updateStatefulSet``, as functions:
 4. A ``RollingUpdate`` deletes, from the highest ordinal down to the partition, pods not at
    the update revision, as long as fewer than ``maxUnavailable`` replicas are unavailable
    (:func:`rolling_update_deletions`, :func:`get_stateful_set_max_unavailable`; the
-   MaxUnavailableStatefulSet path, beta and on in 1.36).
+   MaxUnavailableStatefulSet path: beta but off by default in 1.36, so the controller
+   asks only when its ``max_unavailable`` option is on).
 
 Nothing here modifies its arguments; time is ``now``, passed in.
 """

@@ -82,6 +82,7 @@ def test_server_side_dry_run_accepts_everything(
         "clusterrole.rbac.authorization.k8s.io/kcontrol:job-controller",
         "clusterrole.rbac.authorization.k8s.io/kcontrol:ttl-after-finished-controller",
         "clusterrole.rbac.authorization.k8s.io/kcontrol:cronjob-controller",
+        "clusterrole.rbac.authorization.k8s.io/kcontrol:statefulset-controller",
         "role.rbac.authorization.k8s.io/kcontrol:leader-election",
         "deployment.apps/kcontrol-manager",
         "service/kcontrol-manager-metrics",
@@ -241,6 +242,38 @@ UPSTREAM: dict[str, set[tuple[frozenset[str], str, frozenset[str]]]] = {
         (frozenset({""}), "pods", frozenset({"list", "watch", "delete"})),
         (frozenset({"", "events.k8s.io"}), "events", frozenset({"create", "update", "patch"})),
     },
+    "kcontrol:daemonset-controller": {
+        (frozenset({"apps"}), "daemonsets", frozenset({"get", "list", "watch"})),
+        (frozenset({"apps"}), "daemonsets/status", frozenset({"update"})),
+        (frozenset({"apps"}), "daemonsets/finalizers", frozenset({"update"})),
+        (frozenset({""}), "nodes", frozenset({"list", "watch"})),
+        (frozenset({""}), "pods", frozenset({"list", "watch", "create", "delete", "patch"})),
+        (frozenset({""}), "pods/binding", frozenset({"create"})),
+        (
+            frozenset({"apps"}),
+            "controllerrevisions",
+            frozenset({"get", "list", "watch", "create", "delete", "update", "patch"}),
+        ),
+        (frozenset({"", "events.k8s.io"}), "events", frozenset({"create", "update", "patch"})),
+    },
+    "kcontrol:statefulset-controller": {
+        (frozenset({""}), "pods", frozenset({"list", "watch"})),
+        (frozenset({"apps"}), "statefulsets", frozenset({"get", "list", "watch"})),
+        (frozenset({"apps"}), "statefulsets/status", frozenset({"update"})),
+        (frozenset({"apps"}), "statefulsets/finalizers", frozenset({"update"})),
+        (frozenset({""}), "pods", frozenset({"get", "create", "delete", "update", "patch"})),
+        (
+            frozenset({"apps"}),
+            "controllerrevisions",
+            frozenset({"get", "create", "delete", "update", "patch", "list", "watch"}),
+        ),
+        (frozenset({""}), "persistentvolumeclaims", frozenset({"get", "create"})),
+        # StatefulSetAutoDeletePVC (GA): the claims' owner references
+        (frozenset({""}), "persistentvolumeclaims", frozenset({"update", "delete"})),
+        # not upstream's: kcontrol's claim informer runs under this account
+        (frozenset({""}), "persistentvolumeclaims", frozenset({"list", "watch"})),
+        (frozenset({"", "events.k8s.io"}), "events", frozenset({"create", "update", "patch"})),
+    },
 }
 
 
@@ -295,6 +328,9 @@ def test_nothing_grants_secrets_or_wildcards() -> None:
         pytest.param("create", "deployments.apps", "default", False, id="no-create-deploy"),
         pytest.param("get", "configmaps", "default", False, id="no-configmaps"),
         pytest.param("delete", "nodes", "", False, id="no-nodes"),
+        pytest.param("update", "persistentvolumeclaims", "default", True, id="sts-claim-owners"),
+        pytest.param("create", "persistentvolumeclaims", "default", True, id="sts-claims"),
+        pytest.param("create", "statefulsets.apps", "default", False, id="no-create-sts"),
     ],
 )
 def test_service_account_permissions(

@@ -25,9 +25,11 @@ DOCKERFILE = ROOT / "Dockerfile"
 CONTROLLERS = {
     "configrestart",
     "cronjob-controller",
+    "daemonset-controller",
     "deployment-controller",
     "job-controller",
     "replicaset-controller",
+    "statefulset-controller",
     "ttl-after-finished-controller",
 }
 # A flag each controller declares: --help lists them only if the entry points loaded.
@@ -38,6 +40,8 @@ CONTROLLER_FLAGS = {
     "job-controller": "--concurrent-job-syncs",
     "ttl-after-finished-controller": "--concurrent-ttl-after-finished-syncs",
     "cronjob-controller": "--concurrent-cron-job-syncs",
+    "statefulset-controller": "--concurrent-statefulset-syncs",
+    "daemonset-controller": "--concurrent-daemonset-syncs",
 }
 
 

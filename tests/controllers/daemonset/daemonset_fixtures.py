@@ -3,10 +3,20 @@
 
 from __future__ import annotations
 
+import copy
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
+from prometheus_client import CollectorRegistry
+
+from kcontrol.client import CONTROLLERREVISIONS, DAEMONSETS, NODES, PODS
+from kcontrol.clock import FakeClock
+from kcontrol.controller import ConsistencyStore, Result
+from kcontrol.informers import SharedInformerFactory
 from kcontrol.metatime import format_time
+from kcontrol.testing import FakeClient, FakeRecorder
+from kcontrol_controllers.daemonset import DaemonSetsController
 
 SIMPLE_DAEMON_SET_LABEL = {"name": "simple-daemon", "type": "production"}
 SIMPLE_DAEMON_SET_LABEL2 = {"name": "simple-daemon", "type": "test"}
@@ -108,3 +118,171 @@ def mark_pod_ready(pod: dict[str, Any], since: datetime = NOW) -> dict[str, Any]
         ],
     }
     return pod
+
+
+# -- the controller on a fake client -----------------------------------------------------------
+
+
+def ds_key(ds: Mapping[str, Any]) -> str:
+    return f"{ds['metadata']['namespace']}/{ds['metadata']['name']}"
+
+
+def node_of(pod: Mapping[str, Any]) -> str:
+    """The node a created daemon pod is pinned to (its node-name affinity)."""
+    terms = pod["spec"]["affinity"]["nodeAffinity"][
+        "requiredDuringSchedulingIgnoredDuringExecution"
+    ]
+    (term,) = terms["nodeSelectorTerms"]
+    (requirement,) = term["matchFields"]
+    assert requirement["key"] == "metadata.name"
+    (node,) = requirement["values"]
+    return str(node)
+
+
+class Fixture:
+    """A DaemonSet controller on a fake client, a fake clock and caches the test fills.
+
+    ``add_*`` store an object on the fake server and in the cache; :meth:`observe` delivers
+    the server's current pods, DaemonSets and revisions to the caches and the pod handlers,
+    as the watches would.
+    """
+
+    def __init__(
+        self, *, burst_replicas: int = 250, consistency: ConsistencyStore | None = None
+    ) -> None:
+        self.clock = FakeClock(wall_start=NOW)
+        self.client = FakeClient(clock=self.clock)
+        self.informers = SharedInformerFactory(self.client, clock=self.clock)
+        self.recorder = FakeRecorder()
+        self.registry = CollectorRegistry()
+        self.dsc = DaemonSetsController(
+            client=self.client,
+            informers=self.informers,
+            recorder=self.recorder,
+            burst_replicas=burst_replicas,
+            clock=self.clock,
+            registry=self.registry,
+            stale_cache_consistency=False,
+            consistency=consistency,
+        )
+        self.ds_informer = self.informers.for_resource(DAEMONSETS)
+        self.pod_informer = self.informers.for_resource(PODS)
+        self.node_informer = self.informers.for_resource(NODES)
+        self.history_informer = self.informers.for_resource(CONTROLLERREVISIONS)
+
+    # -- state ---------------------------------------------------------------------------------
+
+    def _add(self, informer: Any, obj: Mapping[str, Any]) -> dict[str, Any]:
+        stored: dict[str, Any] = self.client.tracker.add(obj)
+        informer.indexer.add(copy.deepcopy(stored))
+        return stored
+
+    def add_ds(self, ds: Mapping[str, Any]) -> dict[str, Any]:
+        return self._add(self.ds_informer, ds)
+
+    def add_node(self, node: Mapping[str, Any]) -> dict[str, Any]:
+        return self._add(self.node_informer, node)
+
+    def add_nodes(
+        self, count: int, labels: dict[str, str] | None = None, prefix: str = "node-"
+    ) -> None:
+        for i in range(count):
+            self.add_node(new_node(f"{prefix}{i}", labels))
+
+    def add_pod(self, pod: Mapping[str, Any]) -> dict[str, Any]:
+        return self._add(self.pod_informer, pod)
+
+    def add_revision(self, revision: Mapping[str, Any]) -> dict[str, Any]:
+        return self._add(self.history_informer, revision)
+
+    def server_ds(self, name: str = "foo") -> dict[str, Any]:
+        ds: dict[str, Any] = self.client.tracker.get(DAEMONSETS, name, namespace="default")
+        return ds
+
+    def server_pods(self) -> list[dict[str, Any]]:
+        items: list[dict[str, Any]] = self.client.tracker.list(PODS, namespace="default")["items"]
+        return items
+
+    def server_revisions(self) -> list[dict[str, Any]]:
+        items: list[dict[str, Any]] = self.client.tracker.list(
+            CONTROLLERREVISIONS, namespace="default"
+        )["items"]
+        return items
+
+    def update_server(self, resource: Any, obj: Mapping[str, Any]) -> dict[str, Any]:
+        """Write ``obj`` on the server (as another client), without recording an action."""
+        stored: dict[str, Any] = self.client.tracker.update(resource, obj)
+        return stored
+
+    def observe(self) -> None:
+        """Bring the caches in line with the server, calling the pod handlers for pods that
+        appeared or went (the expectations count them)."""
+        server = {p["metadata"]["name"]: p for p in self.server_pods()}
+        cached = {p["metadata"]["name"]: p for p in self.pod_informer.indexer.list()}
+        for name, pod in server.items():
+            if name not in cached:
+                self.pod_informer.indexer.add(copy.deepcopy(pod))
+                self.dsc.add_pod(pod)
+            elif cached[name]["metadata"].get("resourceVersion") != pod["metadata"].get(
+                "resourceVersion"
+            ):
+                self.pod_informer.indexer.update(copy.deepcopy(pod))
+                self.dsc.update_pod(cached[name], pod)
+        for name, pod in cached.items():
+            if name not in server:
+                self.pod_informer.indexer.delete(pod)
+                self.dsc.delete_pod(pod)
+        for informer, items in (
+            (self.ds_informer, self.client.tracker.list(DAEMONSETS, namespace="default")["items"]),
+            (self.history_informer, self.server_revisions()),
+        ):
+            for obj in informer.indexer.list():
+                informer.indexer.delete(obj)
+            for obj in items:
+                informer.indexer.add(copy.deepcopy(obj))
+
+    # -- running -------------------------------------------------------------------------------
+
+    async def sync(self, ds: Mapping[str, Any] | str = "foo") -> Result | None:
+        key = ds if isinstance(ds, str) else ds_key(ds)
+        return await self.dsc.sync(key if "/" in key else f"default/{key}")
+
+    async def sync_and_observe(self, ds: Mapping[str, Any] | str = "foo") -> Result | None:
+        result = await self.sync(ds)
+        self.observe()
+        return result
+
+    # -- what the controller did ---------------------------------------------------------------
+
+    def created_pods(self) -> list[dict[str, Any]]:
+        return [a.object for a in self.client.actions_for("create", PODS) if a.object]
+
+    def created_nodes(self) -> list[str]:
+        return sorted(node_of(pod) for pod in self.created_pods())
+
+    def deleted_pods(self) -> list[str]:
+        return sorted(a.name for a in self.client.actions_for("delete", PODS))
+
+    def status_updates(self) -> list[dict[str, Any]]:
+        return [
+            a.object["status"]
+            for a in self.client.actions_for("update", DAEMONSETS, subresource="status")
+            if a.object
+        ]
+
+    def last_status(self) -> dict[str, Any]:
+        (*_, status) = self.status_updates()
+        return status
+
+    def reset(self) -> None:
+        self.client.clear_actions()
+        self.recorder.events.clear()
+
+    async def drain_queue(self) -> list[str]:
+        queue = self.dsc.controller.queue
+        keys = []
+        while len(queue):
+            key = await queue.get()
+            queue.done(key)
+            keys.append(key)
+        return keys

@@ -1,4 +1,4 @@
-"""The package's public surface: until the controller lands, only its names."""
+"""The package's public surface: its names, the controller, its factory and SPEC."""
 
 from __future__ import annotations
 
@@ -17,20 +17,31 @@ EXPECTED_SURFACE = {
     "POD_NAME_LABEL",
     "QUEUE_NAME",
     "REVISION_LABEL",
+    "SPEC",
+    "StatefulSetController",
+    "new_controller",
 }
 
 MODULES = [
+    "_control",
+    "_controller",
     "_defaults",
+    "_factory",
     "_fields",
+    "_history",
     "_identity",
+    "_metrics",
     "_names",
+    "_podcontrol",
     "_pods",
     "_podstate",
     "_replicas",
     "_revisions",
     "_semantic",
     "_status",
+    "_status_updater",
     "_storage",
+    "_sync",
 ]
 
 
