@@ -29,6 +29,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Final, NamedTuple
 
+import orjson
+
 from kcontrol.client import (
     CONTROLLERREVISIONS,
     DAEMONSETS,
@@ -117,10 +119,14 @@ def template_hash(template: Mapping[str, Any], collision_count: int | None) -> s
 
 def get_patch(ds: Mapping[str, Any]) -> dict[str, Any]:
     """The revision data of ``ds``: a patch replacing its pod template (upstream
-    ``getPatch``). A new dict."""
-    template: dict[str, Any] = deep_copy(dict((ds.get("spec") or {}).get("template") or {}))
-    template["$patch"] = "replace"
-    return {"spec": {"template": template}}
+    ``getPatch``). A new dict, its keys sorted at every level as Go's ``json.Marshal`` of a
+    map sorts them: ``kubectl rollout undo`` and kube-controller-manager compare a revision's
+    bytes with their own encoding of the template, and the client sends keys in dict order."""
+    template = dict((ds.get("spec") or {}).get("template") or {})
+    patch: dict[str, Any] = orjson.loads(
+        canonical_json({"spec": {"template": {**template, "$patch": "replace"}}})
+    )
+    return patch
 
 
 def _normalized_data(data: Any) -> Any:

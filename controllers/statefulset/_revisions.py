@@ -3,8 +3,10 @@ from one.
 
 A revision's ``data`` is the patch that puts the set's pod template back (:func:`get_patch`):
 ``{"spec": {"template": <template>, "$patch": "replace"}}`` with the template exactly as the
-server sent it - the key order aside, which canonical JSON sorts (Go's ``json.Marshal`` of a
-map sorts too, so the bytes match kube-controller-manager's for the same template).
+server sent it - the key order aside: its keys are sorted at every level, as Go's
+``json.Marshal`` of a map sorts them, so the bytes the client sends match those
+kube-controller-manager and ``kubectl rollout undo`` compute for the same template (unless a
+string holds ``<``, ``>`` or ``&``, which Go escapes).
 :func:`new_revision` wraps it in a ControllerRevision through
 :func:`kcontrol_controllers.history.new_controller_revision` (named by hash, labelled with the
 template's labels, owned by the set) and copies the set's annotations onto it.
@@ -21,9 +23,12 @@ import json
 from collections.abc import Mapping
 from typing import Any, Final
 
+import orjson
+
 from kcontrol.client import Object, deep_copy
 
 from .. import history
+from ..hashing import canonical_json
 from ._fields import meta, spec
 from ._names import API_VERSION, KIND
 
@@ -39,10 +44,11 @@ class RevisionDataError(ValueError):
 
 def get_patch(set_: Mapping[str, Any]) -> Object:
     """The data of a revision of ``set_``: a patch that replaces a set's ``spec.template``
-    with a deep copy of this one."""
-    template: Object = deep_copy(dict(spec(set_).get("template") or {}))
-    template[_PATCH_DIRECTIVE] = "replace"
-    return {"spec": {"template": template}}
+    with a deep copy of this one, its keys sorted at every level (see the module docstring:
+    the client sends keys in dict order)."""
+    template = {**(spec(set_).get("template") or {}), _PATCH_DIRECTIVE: "replace"}
+    patch: Object = orjson.loads(canonical_json({"spec": {"template": template}}))
+    return patch
 
 
 def new_revision(set_: Mapping[str, Any], revision: int, collision_count: int | None) -> Object:

@@ -51,6 +51,33 @@ rules:
 """Metadata of every write to pods (not their status: kwok writes that), ReplicaSets,
 Deployments, Jobs, CronJobs (subresources included) and Leases; nothing else."""
 
+WORKLOAD_POLICY = """\
+apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: ["RequestReceived", "ResponseStarted", "Panic"]
+rules:
+- level: RequestResponse
+  verbs: ["create", "update", "patch"]
+  resources:
+  - group: ""
+    resources: ["pods", "pods/status"]
+- level: Metadata
+  verbs: ["create", "update", "patch", "delete", "deletecollection"]
+  resources:
+  - group: ""
+    resources: ["pods", "persistentvolumeclaims", "persistentvolumeclaims/*"]
+  - group: "apps"
+    resources: ["statefulsets", "statefulsets/*", "daemonsets", "daemonsets/*",
+                "controllerrevisions"]
+  - group: "coordination.k8s.io"
+    resources: ["leases"]
+- level: None
+"""
+"""The policy of the StatefulSet and DaemonSet drop-in tests: the metadata of every write to
+pods, claims, StatefulSets, DaemonSets, ControllerRevisions and Leases, and the bodies of pod
+creates and pod (status included: kwok's) updates and patches, whose responses carry the
+pod's UID and its readiness as the write left it."""
+
 KCM_DEPLOYMENT_AGENT = "/deployment-controller"
 KCM_REPLICASET_AGENT = "/replicaset-controller"
 
@@ -412,9 +439,10 @@ machine cannot share): the tests read the plain HTTP ``--metrics-port`` instead.
 
 
 class ManagerProcess(LoggedProcess):
-    """``kcontrol-manager`` with the deployment and replicaset controllers, electing on the
-    Lease ``namespace/lease`` as ``identity`` (``extra_args``: more flags, e.g. ``--shards``),
-    in its own session, logging JSON lines to ``<log_dir>/<identity>.log``."""
+    """``kcontrol-manager`` with ``controllers`` (the deployment and replicaset controllers
+    by default), electing on the Lease ``namespace/lease`` as ``identity`` (``extra_args``:
+    more flags, e.g. ``--shards``), in its own session, logging JSON lines to
+    ``<log_dir>/<identity>.log``."""
 
     def __init__(
         self,
@@ -424,6 +452,8 @@ class ManagerProcess(LoggedProcess):
         identity: str,
         log_dir: Path,
         extra_args: Iterable[str] = (),
+        *,
+        controllers: Iterable[str] = ("deployment-controller", "replicaset-controller"),
     ) -> None:
         self.identity = identity
         self.port = free_port()
@@ -431,7 +461,7 @@ class ManagerProcess(LoggedProcess):
             [
                 str(Path(sys.executable).parent / "kcontrol-manager"),
                 f"--kubeconfig={cluster.kubeconfig_path}",
-                "--controllers=deployment-controller,replicaset-controller",
+                f"--controllers={','.join(controllers)}",
                 "--leader-elect=true",
                 f"--leader-elect-lease-duration={LEASE_DURATION:g}s",
                 f"--leader-elect-renew-deadline={RENEW_DEADLINE:g}s",
