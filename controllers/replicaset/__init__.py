@@ -19,6 +19,9 @@ with ``--concurrent-replicaset-syncs`` workers. Layout, by behaviour:
   status calculation and write;
 - ``_metrics``: the controller's own metrics (waiting for the informers to see the
   controller's own writes is the library's :class:`~kcontrol.controller.ConsistencyStore`);
+- ``_kind``: what the controller manages - ReplicaSets, or ReplicationControllers for
+  :mod:`kcontrol_controllers.replicationcontroller` (upstream's replication manager is this
+  controller too);
 - ``_names``: name, queue, burst size; ``_factory``: the flag, the factory, :data:`SPEC` -
   all that importing the package loads (the rest is loaded on first use).
 """

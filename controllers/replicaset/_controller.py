@@ -24,7 +24,7 @@ from typing import Any
 
 from prometheus_client import CollectorRegistry
 
-from kcontrol.client import PODS, REPLICASETS, Client, Object
+from kcontrol.client import PODS, Client, Object
 from kcontrol.clock import Clock, RealClock
 from kcontrol.controller import (
     ConsistencyStore,
@@ -54,6 +54,7 @@ from ..podutil import (
     pod_key,
 )
 from ._factory import CONCURRENT_SYNCS, SPEC, new_controller
+from ._kind import REPLICA_SET, ReplicaKind
 from ._lookup import (
     CONTROLLER_UID_INDEX,
     ReplicaSetLookup,
@@ -75,10 +76,6 @@ __all__ = [
 
 _log = get_logger(__name__)
 
-POD_TEMPLATE_HASH_LABEL = "pod-template-hash"
-"""The label a Deployment's ReplicaSets tell their pods apart by (apps/v1's
-``DefaultDeploymentUniqueLabelKey``)."""
-
 
 def _meta(obj: Mapping[str, Any]) -> Mapping[str, Any]:
     return obj.get("metadata") or {}
@@ -99,6 +96,11 @@ class ReplicaSetController:
     ``consistency`` replaces the store that check uses (by default one reading how far the
     two informers got).
 
+    ``kind`` is what it manages: ReplicaSets, or - as upstream's replication manager, this
+    controller on another kind - ReplicationControllers
+    (:mod:`kcontrol_controllers.replicationcontroller`); a kind whose status has no
+    ``terminatingReplicas`` turns ``terminating_replicas`` off.
+
     :meth:`run` blocks until cancelled. Handlers and :meth:`sync` are public for tests.
     """
 
@@ -116,25 +118,28 @@ class ReplicaSetController:
         stale_cache_consistency: bool = True,
         consistency: ConsistencyStore | None = None,
         sync_timeout: float | None = None,
+        kind: ReplicaKind = REPLICA_SET,
     ) -> None:
         if burst_replicas < 1:
             raise ValueError(f"burst_replicas must be >= 1, got {burst_replicas}")
+        self.kind = kind
         self._clock: Clock = clock if clock is not None else RealClock()
-        rs_informer = informers.for_resource(REPLICASETS)
+        rs_informer = informers.for_resource(kind.resource)
         pod_informer = informers.for_resource(PODS)
         ensure_index(rs_informer, CONTROLLER_UID_INDEX, controller_uid_index_func)
         ensure_index(pod_informer, POD_CONTROLLER_INDEX, pod_controller_index_func)
-        # The ReplicaSets of a Deployment select their pods by pod-template-hash, so that a
-        # scale-down's look at its siblings' pods (indirectly_related_pods) reads theirs
-        # rather than every pod of the namespace.
-        ensure_index(pod_informer, *label_index(POD_TEMPLATE_HASH_LABEL))
+        if kind.sibling_pod_label is not None:
+            # The ReplicaSets of a Deployment select their pods by pod-template-hash
+            # (the kind's sibling_pod_label), so that a scale-down's look at its siblings' pods
+            # (indirectly_related_pods) reads theirs rather than every pod of the namespace.
+            ensure_index(pod_informer, *label_index(kind.sibling_pod_label))
         self._lookup = ReplicaSetLookup(
-            rs_informer.lister(), rs_informer.indexer, pod_informer.lister()
+            rs_informer.lister(), rs_informer.indexer, pod_informer.lister(), kind=kind
         )
         self.expectations = UIDTrackingControllerExpectations(clock=self._clock)
         self.controller = Controller(
             ControllerOptions(
-                name=QUEUE_NAME,
+                name=kind.queue_name,
                 sync=self.sync,
                 workers=workers,
                 has_synced=[pod_informer.has_synced, rs_informer.has_synced],
@@ -148,7 +153,7 @@ class ReplicaSetController:
         if consistency is None:
             trackers = {
                 PODS: lambda: pod_informer.last_sync_resource_version,
-                REPLICASETS: lambda: rs_informer.last_sync_resource_version,
+                kind.resource: lambda: rs_informer.last_sync_resource_version,
             }
             consistency = ConsistencyStore(trackers if stale_cache_consistency else {})
         self.consistency = consistency
@@ -161,6 +166,7 @@ class ReplicaSetController:
             related_pods=self._lookup.indirectly_related_pods,
             burst_replicas=burst_replicas,
             observe_age_ratio=self.metrics.observe_deletion_age_ratio,
+            kind=kind,
         )
         self._syncer = ReplicaSetSyncer(
             client=client,
@@ -172,7 +178,8 @@ class ReplicaSetController:
             metrics=self.metrics,
             clock=self._clock,
             enqueue=self.controller.enqueue,
-            terminating_replicas=terminating_replicas,
+            terminating_replicas=terminating_replicas and kind.status_terminating_replicas,
+            kind=kind,
         )
         rs_informer.add_event_handler(
             ResourceEventHandlerFuncs(
@@ -207,7 +214,7 @@ class ReplicaSetController:
     # -- ReplicaSet events -------------------------------------------------------------------
 
     def add_replica_set(self, rs: Object) -> None:
-        _log.debug("adding ReplicaSet", key=key_func(rs))
+        _log.debug(f"adding {self.kind.kind}", key=key_func(rs))
         self._enqueue(rs)
 
     def update_replica_set(self, old: Object, cur: Object) -> None:
@@ -218,7 +225,7 @@ class ReplicaSetController:
         cur_replicas = (cur.get("spec") or {}).get("replicas")
         if old_replicas != cur_replicas:
             _log.debug(
-                "ReplicaSet desired pod count changed",
+                f"{self.kind.kind} desired pod count changed",
                 key=key_func(cur),
                 old=old_replicas,
                 new=cur_replicas,
@@ -227,11 +234,11 @@ class ReplicaSetController:
 
     def delete_replica_set(self, obj: Any) -> None:
         """Forget the ReplicaSet's expectations (a new one of that name starts clean)."""
-        rs = deleted_object(obj, "ReplicaSet")
+        rs = deleted_object(obj, self.kind.kind)
         if rs is None:
             return
         key = key_func(rs)
-        _log.debug("deleting ReplicaSet", key=key)
+        _log.debug(f"deleting {self.kind.kind}", key=key)
         self.consistency.clear(key, _meta(rs).get("uid"))
         self.expectations.delete_expectations(key)
         self.controller.enqueue(key)

@@ -11,8 +11,9 @@ from kcontrol.client import Object
 from kcontrol.controller import get_controller_of, key_func, resolve_controller_ref
 from kcontrol.errors import SelectorError
 from kcontrol.informers import Indexer, Lister
-from kcontrol.labels import selector_from_label_selector
 from kcontrol.logging import get_logger
+
+from ._kind import REPLICA_SET, ReplicaKind
 
 __all__ = ["CONTROLLER_UID_INDEX", "ReplicaSetLookup", "controller_uid_index_func"]
 
@@ -34,21 +35,30 @@ def _meta(obj: Mapping[str, Any]) -> Mapping[str, Any]:
 
 class ReplicaSetLookup:
     """Reads the ReplicaSet cache (``rs_lister``, whose indexer ``rs_indexer`` carries
-    :data:`CONTROLLER_UID_INDEX`) and the pod cache (``pod_lister``)."""
+    :data:`CONTROLLER_UID_INDEX`) and the pod cache (``pod_lister``); ``kind`` says what
+    those "ReplicaSets" are (ReplicationControllers for the replication controller)."""
 
-    __slots__ = ("_pod_lister", "_rs_indexer", "_rs_lister")
+    __slots__ = ("_kind", "_pod_lister", "_rs_indexer", "_rs_lister")
 
-    def __init__(self, rs_lister: Lister, rs_indexer: Indexer, pod_lister: Lister) -> None:
+    def __init__(
+        self,
+        rs_lister: Lister,
+        rs_indexer: Indexer,
+        pod_lister: Lister,
+        *,
+        kind: ReplicaKind = REPLICA_SET,
+    ) -> None:
         self._rs_lister = rs_lister
         self._rs_indexer = rs_indexer
         self._pod_lister = pod_lister
+        self._kind = kind
 
     def resolve_controller_ref(
         self, namespace: str, controller_ref: Mapping[str, Any]
     ) -> Object | None:
         """The cached ReplicaSet a controller reference names, or ``None`` when the reference
         is not to a ReplicaSet, or names one that is gone or was re-created (other UID)."""
-        return resolve_controller_ref(self._rs_lister, namespace, controller_ref, "ReplicaSet")
+        return resolve_controller_ref(self._rs_lister, namespace, controller_ref, self._kind.kind)
 
     def pod_replica_sets(self, pod: Mapping[str, Any]) -> list[Object]:
         """The ReplicaSets of the pod's namespace whose selector matches its labels.
@@ -66,14 +76,16 @@ class ReplicaSetLookup:
             if _meta(rs).get("namespace") != namespace:
                 continue
             try:
-                selector = selector_from_label_selector((rs.get("spec") or {}).get("selector"))
+                selector = self._kind.selector(rs)
             except SelectorError:
                 continue
             if selector.empty() or not selector.matches(pod_labels):
                 continue
             matches.append(rs)
         if len(matches) > 1:
-            _log.error("user error! more than one ReplicaSet is selecting pods", labels=pod_labels)
+            _log.error(
+                f"user error! more than one {self._kind.kind} is selecting pods", labels=pod_labels
+            )
         return matches
 
     def replica_sets_with_same_controller(self, rs: Mapping[str, Any]) -> list[Object]:
@@ -81,7 +93,7 @@ class ReplicaSetLookup:
         with an error logged, when ``rs`` has no controller."""
         ref = get_controller_of(rs)
         if ref is None:
-            _log.error("ReplicaSet has no controller", key=key_func(rs))
+            _log.error(f"{self._kind.kind} has no controller", key=key_func(rs))
             return []
         return self._rs_indexer.by_index(CONTROLLER_UID_INDEX, str(ref.get("uid")))
 
@@ -91,7 +103,7 @@ class ReplicaSetLookup:
         related: list[Object] = []
         for sibling in self.replica_sets_with_same_controller(rs):
             try:
-                selector = selector_from_label_selector((sibling.get("spec") or {}).get("selector"))
+                selector = self._kind.selector(sibling)
             except SelectorError:
                 continue  # an invalid selector matches no pod
             for pod in self._pod_lister.list(_meta(sibling).get("namespace"), selector):

@@ -20,6 +20,7 @@ from kcontrol.logging import get_logger
 
 from ..podcontrol import PodControl
 from ..podutil import new_controller_ref, pod_key
+from ._kind import REPLICA_SET, ReplicaKind
 from ._names import BURST_REPLICAS
 from ._ranking import pods_to_delete
 
@@ -96,7 +97,8 @@ class ReplicaManager:
     ``expectations`` are raised before acting and lowered for every request that failed or
     was skipped; ``pod_control`` sends the requests and records the events; ``related_pods``
     feeds the co-location rule of the deletion ranking; ``observe_age_ratio`` receives the
-    age ratios of the pods chosen for deletion (a metric).
+    age ratios of the pods chosen for deletion (a metric); ``kind`` names the controller
+    references of the pods created.
     """
 
     def __init__(
@@ -107,9 +109,11 @@ class ReplicaManager:
         related_pods: RelatedPods,
         burst_replicas: int = BURST_REPLICAS,
         observe_age_ratio: Callable[[float], object] | None = None,
+        kind: ReplicaKind = REPLICA_SET,
     ) -> None:
         if burst_replicas < 1:
             raise ValueError(f"burst_replicas must be >= 1, got {burst_replicas}")
+        self._kind = kind
         self._expectations = expectations
         self._pod_control = pod_control
         self._related_pods = related_pods
@@ -137,7 +141,7 @@ class ReplicaManager:
         meta = rs["metadata"]
         namespace = meta["namespace"]
         template = (rs.get("spec") or {}).get("template") or {}
-        controller_ref = new_controller_ref(rs, REPLICA_SET_API_VERSION, REPLICA_SET_KIND)
+        controller_ref = new_controller_ref(rs, self._kind.api_version, self._kind.kind)
         # Raised before any request: the informer may see a pod before create() returns.
         self._expectations.expect_creations(key, count)
         _log.info("too few replicas, creating pods", key=key, count=count)

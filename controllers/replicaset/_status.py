@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from kcontrol.client import REPLICASETS, Client, Object, deep_copy
+from kcontrol.client import REPLICASETS, Client, Object, Resource, deep_copy
 from kcontrol.labels import selector_from_set
 from kcontrol.logging import get_logger
 from kcontrol.metatime import format_time
@@ -138,11 +138,15 @@ def status_in_sync(rs: Mapping[str, Any], new_status: Mapping[str, Any]) -> bool
 
 
 async def update_replicaset_status(
-    client: Client, rs: Mapping[str, Any], new_status: Mapping[str, Any]
+    client: Client,
+    rs: Mapping[str, Any],
+    new_status: Mapping[str, Any],
+    *,
+    resource: Resource = REPLICASETS,
 ) -> Object:
     """Write ``new_status`` (with ``observedGeneration`` set to ``rs``'s generation) to
-    ``replicasets/status``, unless :func:`status_in_sync`; returns the ReplicaSet as stored
-    (``rs`` itself when nothing was written).
+    ``replicasets/status`` (the ``status`` of ``resource``), unless :func:`status_in_sync`;
+    returns the ReplicaSet as stored (``rs`` itself when nothing was written).
 
     The write carries ``rs``'s resourceVersion. If it fails for any reason, the ReplicaSet is
     read afresh and the write is tried again on that copy (:data:`STATUS_UPDATE_RETRIES`
@@ -157,17 +161,17 @@ async def update_replicaset_status(
     attempt = 0
     while True:
         _log.debug(
-            "updating status of ReplicaSet",
+            f"updating status of {resource.kind}",
             key=f"{meta.get('namespace')}/{meta.get('name')}",
             change=_describe_change(current.get("status") or {}, status),
         )
         try:
-            return await client.update_status(REPLICASETS, {**current, "status": status})
+            return await client.update_status(resource, {**current, "status": status})
         except Exception:
             if attempt >= STATUS_UPDATE_RETRIES:
                 raise
         attempt += 1
-        current = await client.get(REPLICASETS, meta["name"], namespace=meta.get("namespace"))
+        current = await client.get(resource, meta["name"], namespace=meta.get("namespace"))
 
 
 def _describe_change(old: Mapping[str, Any], new: Mapping[str, Any]) -> str:

@@ -22,7 +22,7 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from kcontrol.client import PODS, REPLICASETS, Client, Object
+from kcontrol.client import PODS, Client, Object
 from kcontrol.clock import Clock
 from kcontrol.controller import (
     ClaimError,
@@ -34,7 +34,7 @@ from kcontrol.controller import (
 )
 from kcontrol.errors import NotFound, SelectorError, StaleCache
 from kcontrol.informers import Indexer, Lister, split_meta_namespace_key
-from kcontrol.labels import Selector, selector_from_label_selector
+from kcontrol.labels import Selector
 from kcontrol.logging import get_logger
 
 from ..podutil import (
@@ -44,11 +44,8 @@ from ..podutil import (
     filter_terminating_pods,
     find_min_next_pod_availability_check,
 )
-from ._manage import (
-    REPLICA_SET_API_VERSION,
-    REPLICA_SET_KIND,
-    ReplicaManager,
-)
+from ._kind import REPLICA_SET, ReplicaKind
+from ._manage import ReplicaManager
 from ._metrics import ReplicaSetMetrics
 from ._status import calculate_status, update_replicaset_status
 
@@ -68,7 +65,8 @@ class ReplicaSetSyncer:
     pods and statuses; ``rs_lister`` and ``pod_indexer`` (carrying
     :data:`~kcontrol_controllers.podutil.POD_CONTROLLER_INDEX`) are the caches; ``enqueue`` puts a
     key back in the queue at once; ``terminating_replicas`` turns on
-    ``status.terminatingReplicas``.
+    ``status.terminatingReplicas``; ``kind`` is what the keys name (ReplicaSets unless
+    given).
     """
 
     def __init__(
@@ -84,7 +82,9 @@ class ReplicaSetSyncer:
         clock: Clock,
         enqueue: Callable[[str], None],
         terminating_replicas: bool = True,
+        kind: ReplicaKind = REPLICA_SET,
     ) -> None:
+        self._kind = kind
         self._client = client
         self._rs_lister = rs_lister
         self._pod_indexer = pod_indexer
@@ -111,12 +111,14 @@ class ReplicaSetSyncer:
             self._consistency.ensure_ready(key)
         except StaleCache as stale:
             self._metrics.stale_sync_skipped(stale.resource.group, stale.resource.plural)
-            _log.debug("skipping sync of ReplicaSet: stale cache", key=key, reason=str(stale))
+            _log.debug(
+                f"skipping sync of {self._kind.kind}: stale cache", key=key, reason=str(stale)
+            )
             return Result(requeue=True)
         try:
             rs = self._rs_lister.get(namespace, name)
         except NotFound:
-            _log.debug("ReplicaSet has been deleted", key=key)
+            _log.debug(f"{self._kind.kind} has been deleted", key=key)
             self._consistency.clear(key)
             self._expectations.delete_expectations(key)
             return None
@@ -124,13 +126,13 @@ class ReplicaSetSyncer:
         # Read before listing pods: a pod observed after this check is then listed too.
         needs_sync = self._expectations.satisfied_expectations(key)
         try:
-            selector = selector_from_label_selector((rs.get("spec") or {}).get("selector"))
+            selector = self._kind.selector(rs)
         except SelectorError as error:
             _log.error("error converting pod selector to selector", key=key, error=str(error))
             return None  # retrying will not fix the spec; an update will enqueue it again
 
         owned_and_orphans = filter_pods_by_owner(
-            self._pod_indexer, rs, REPLICA_SET_KIND, include_orphans=True
+            self._pod_indexer, rs, self._kind.kind, include_orphans=True
         )
         active_pods = await self._claim_pods(
             key, rs, selector, filter_active_pods(owned_and_orphans)
@@ -152,9 +154,11 @@ class ReplicaSetSyncer:
         new_status = calculate_status(
             rs, active_pods, terminating_pods, failure.message if failure else None, now
         )
-        updated = await update_replicaset_status(self._client, rs, new_status)
+        updated = await update_replicaset_status(
+            self._client, rs, new_status, resource=self._kind.resource
+        )
         written = str(_meta(updated).get("resourceVersion") or "")
-        self._consistency.wrote_at(key, str(_meta(rs).get("uid")), REPLICASETS, written)
+        self._consistency.wrote_at(key, str(_meta(rs).get("uid")), self._kind.resource, written)
         if failure is not None:
             raise failure.error
         return self._availability_check(key, updated, active_pods, now)
@@ -187,9 +191,9 @@ class ReplicaSetSyncer:
             self._client,
             rs,
             selector,
-            (REPLICA_SET_API_VERSION, REPLICA_SET_KIND),
+            (self._kind.api_version, self._kind.kind),
             PODS,
-            can_adopt=recheck_owner(self._client, REPLICASETS, rs),
+            can_adopt=recheck_owner(self._client, self._kind.resource, rs),
         )
         given = {id(pod) for pod in pods}
         try:

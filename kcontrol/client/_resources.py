@@ -38,6 +38,7 @@ __all__ = [
     "PODS",
     "PRIORITYCLASSES",
     "REPLICASETS",
+    "REPLICATIONCONTROLLERS",
     "RESOURCEQUOTAS",
     "ROLEBINDINGS",
     "ROLES",
@@ -123,6 +124,9 @@ LIMITRANGES: Final = Resource("", "v1", "limitranges", "LimitRange")
 RESOURCEQUOTAS: Final = Resource("", "v1", "resourcequotas", "ResourceQuota")
 NAMESPACES: Final = Resource("", "v1", "namespaces", "Namespace", namespaced=False)
 NODES: Final = Resource("", "v1", "nodes", "Node", namespaced=False)
+REPLICATIONCONTROLLERS: Final = Resource(
+    "", "v1", "replicationcontrollers", "ReplicationController"
+)
 
 # -- workloads ------------------------------------------------------------------------------------
 DEPLOYMENTS: Final = Resource("apps", "v1", "deployments", "Deployment")
@@ -190,6 +194,7 @@ BUILTIN_RESOURCES: Final[tuple[Resource, ...]] = (
     RESOURCEQUOTAS,
     NAMESPACES,
     NODES,
+    REPLICATIONCONTROLLERS,
     DEPLOYMENTS,
     REPLICASETS,
     STATEFULSETS,

@@ -28,6 +28,7 @@ def test_public_surface_is_deliberate() -> None:
             "PERSISTENTVOLUMES",
             "PODDISRUPTIONBUDGETS",
             "PRIORITYCLASSES",
+            "REPLICATIONCONTROLLERS",
             "RESOURCEQUOTAS",
             "ROLEBINDINGS",
             "ROLES",

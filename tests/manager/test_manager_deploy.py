@@ -83,6 +83,8 @@ def test_server_side_dry_run_accepts_everything(
         "clusterrole.rbac.authorization.k8s.io/kcontrol:ttl-after-finished-controller",
         "clusterrole.rbac.authorization.k8s.io/kcontrol:cronjob-controller",
         "clusterrole.rbac.authorization.k8s.io/kcontrol:statefulset-controller",
+        "clusterrole.rbac.authorization.k8s.io/kcontrol:pod-garbage-collector",
+        "clusterrole.rbac.authorization.k8s.io/kcontrol:replicationcontroller-controller",
         "role.rbac.authorization.k8s.io/kcontrol:leader-election",
         "deployment.apps/kcontrol-manager",
         "service/kcontrol-manager-metrics",
@@ -226,6 +228,14 @@ UPSTREAM: dict[str, set[tuple[frozenset[str], str, frozenset[str]]]] = {
         (frozenset({""}), "pods", frozenset({"list", "watch", "create", "delete", "patch"})),
         (frozenset({"", "events.k8s.io"}), "events", frozenset({"create", "update", "patch"})),
     },
+    "kcontrol:pod-garbage-collector": {
+        (frozenset({""}), "pods", frozenset({"list", "watch", "delete"})),
+        (frozenset({""}), "nodes", frozenset({"get", "list"})),
+        (frozenset({""}), "pods/status", frozenset({"patch"})),
+        # not upstream's: kcontrol's node informer runs under this account
+        (frozenset({""}), "nodes", frozenset({"list", "watch"})),
+        (frozenset({"", "events.k8s.io"}), "events", frozenset({"create", "update", "patch"})),
+    },
     "kcontrol:ttl-after-finished-controller": {
         (frozenset({"batch"}), "jobs", frozenset({"get", "list", "watch", "delete"})),
         (frozenset({"", "events.k8s.io"}), "events", frozenset({"create", "update", "patch"})),
@@ -274,6 +284,13 @@ UPSTREAM: dict[str, set[tuple[frozenset[str], str, frozenset[str]]]] = {
         (frozenset({""}), "persistentvolumeclaims", frozenset({"list", "watch"})),
         (frozenset({"", "events.k8s.io"}), "events", frozenset({"create", "update", "patch"})),
     },
+    "kcontrol:replicationcontroller-controller": {
+        (frozenset({""}), "replicationcontrollers", frozenset({"get", "list", "watch", "update"})),
+        (frozenset({""}), "replicationcontrollers/status", frozenset({"update"})),
+        (frozenset({""}), "replicationcontrollers/finalizers", frozenset({"update"})),
+        (frozenset({""}), "pods", frozenset({"list", "watch", "patch", "create", "delete"})),
+        (frozenset({"", "events.k8s.io"}), "events", frozenset({"create", "update", "patch"})),
+    },
 }
 
 
@@ -302,6 +319,7 @@ def test_nothing_grants_secrets_or_wildcards() -> None:
         pytest.param("create", "pods", "default", True, id="create-pods"),
         pytest.param("create", "replicasets.apps", "default", True, id="create-rs"),
         pytest.param("update", "deployments.apps/status", "default", True, id="deploy-status"),
+        pytest.param("update", "replicationcontrollers/status", "default", True, id="rc-status"),
         pytest.param("create", "events", "default", True, id="events"),
         pytest.param("patch", "events.events.k8s.io", "default", True, id="events-v1"),
         pytest.param("create", "leases.coordination.k8s.io", "kube-system", True, id="lease-new"),
@@ -331,6 +349,8 @@ def test_nothing_grants_secrets_or_wildcards() -> None:
         pytest.param("update", "persistentvolumeclaims", "default", True, id="sts-claim-owners"),
         pytest.param("create", "persistentvolumeclaims", "default", True, id="sts-claims"),
         pytest.param("create", "statefulsets.apps", "default", False, id="no-create-sts"),
+        pytest.param("patch", "pods/status", "default", True, id="podgc-pod-status"),
+        pytest.param("get", "nodes", "", True, id="podgc-get-nodes"),
     ],
 )
 def test_service_account_permissions(

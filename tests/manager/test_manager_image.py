@@ -28,7 +28,9 @@ CONTROLLERS = {
     "daemonset-controller",
     "deployment-controller",
     "job-controller",
+    "pod-garbage-collector-controller",
     "replicaset-controller",
+    "replicationcontroller-controller",
     "statefulset-controller",
     "ttl-after-finished-controller",
 }
@@ -38,10 +40,12 @@ CONTROLLER_FLAGS = {
     "replicaset-controller": "--concurrent-replicaset-syncs",
     "configrestart": "--configrestart-hmac-key-file",
     "job-controller": "--concurrent-job-syncs",
+    "pod-garbage-collector-controller": "--terminated-pod-gc-threshold",
     "ttl-after-finished-controller": "--concurrent-ttl-after-finished-syncs",
     "cronjob-controller": "--concurrent-cron-job-syncs",
     "statefulset-controller": "--concurrent-statefulset-syncs",
     "daemonset-controller": "--concurrent-daemonset-syncs",
+    "replicationcontroller-controller": "--concurrent-rc-syncs",
 }
 
 
