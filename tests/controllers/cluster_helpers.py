@@ -7,14 +7,16 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import subprocess
 import uuid
 from collections.abc import AsyncIterator
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from prometheus_client import CollectorRegistry
 
 from kcontrol.client import DEPLOYMENTS, EVENTS, PODS, REPLICASETS, ApiClient, ListOptions, Object
+from kcontrol.envtest import find_binary
 from kcontrol.envtest.cluster import Cluster
 from kcontrol.leaderelection import LeaderElectionOptions
 from kcontrol.manager import (
@@ -351,3 +353,35 @@ async def patch(client: ApiClient, namespace: str, name: str, body: Object) -> O
 
 def set_image(image: str) -> Object:
     return {"spec": {"template": {"spec": {"containers": [{"name": "app", "image": image}]}}}}
+
+
+@dataclass(frozen=True)
+class KubectlRun:
+    """What one kubectl command did."""
+
+    code: int
+    out: str
+    err: str
+
+
+async def kubectl(cluster: Cluster, namespace: str, *args: str) -> KubectlRun:
+    """``kubectl <args> -n <namespace>`` with the cluster's admin kubeconfig, in a thread (so
+    a controller in this process keeps running while it blocks): its exit code and output;
+    never raises on failure."""
+    command = [str(find_binary("kubectl")), "--kubeconfig", str(cluster.kubeconfig_path)]
+    done = await asyncio.to_thread(
+        subprocess.run,
+        [*command, *args, "-n", namespace],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    return KubectlRun(done.returncode, done.stdout, done.stderr)
+
+
+async def kubectl_ok(cluster: Cluster, namespace: str, *args: str) -> str:
+    """:func:`kubectl` that must succeed: its standard output."""
+    run = await kubectl(cluster, namespace, *args)
+    assert run.code == 0, f"kubectl {' '.join(args)}: {run.code} {run.out!r} {run.err!r}"
+    return run.out

@@ -10,14 +10,17 @@ in test_daemonset_cluster.py.
 
 from __future__ import annotations
 
-import asyncio
-import subprocess
-from dataclasses import dataclass
-
 from kcontrol.client import DAEMONSETS, ApiClient, Object
-from kcontrol.envtest import find_binary
 from kcontrol.envtest.cluster import BEHAVIOR_LABEL, BEHAVIOR_NEVER_READY, Cluster
-from tests.controllers.cluster_helpers import WITHIN, active, is_ready, pods_of, uids
+from tests.controllers.cluster_helpers import (
+    WITHIN,
+    active,
+    is_ready,
+    kubectl,
+    kubectl_ok,
+    pods_of,
+    uids,
+)
 from tests.controllers.daemonset.test_daemonset_cluster import (
     HASH,
     controller_and_nodes,
@@ -32,40 +35,15 @@ from tests.integration.helpers import poll
 RESTARTED_AT = "kubectl.kubernetes.io/restartedAt"
 
 
-@dataclass(frozen=True)
-class Run:
-    code: int
-    out: str
-    err: str
-
-
-async def kubectl(cluster: Cluster, namespace: str, *args: str) -> Run:
-    """``kubectl <args> -n <namespace>``, its exit code and output (never raises on failure)."""
-    command = [str(find_binary("kubectl")), "--kubeconfig", str(cluster.kubeconfig_path)]
-    done = await asyncio.to_thread(
-        subprocess.run,
-        [*command, *args, "-n", namespace],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    return Run(done.returncode, done.stdout, done.stderr)
-
-
-async def ok(cluster: Cluster, namespace: str, *args: str) -> str:
-    run = await kubectl(cluster, namespace, *args)
-    assert run.code == 0, f"kubectl {' '.join(args)}: {run.code} {run.out!r} {run.err!r}"
-    return run.out
-
-
 async def rolled_out(cluster: Cluster, namespace: str, name: str) -> None:
-    out = await ok(cluster, namespace, "rollout", "status", f"daemonset/{name}", "--timeout=90s")
+    out = await kubectl_ok(
+        cluster, namespace, "rollout", "status", f"daemonset/{name}", "--timeout=90s"
+    )
     assert f'daemon set "{name}" successfully rolled out' in out, out
 
 
 async def history(cluster: Cluster, namespace: str, name: str) -> list[int]:
-    out = await ok(cluster, namespace, "rollout", "history", f"daemonset/{name}")
+    out = await kubectl_ok(cluster, namespace, "rollout", "history", f"daemonset/{name}")
     return [int(line.split()[0]) for line in out.splitlines()[2:] if line.strip()]
 
 
@@ -92,15 +70,17 @@ async def test_rollout_status_history_and_undo(
         await wait_settled(client, ns, "agent", names)
 
         for image in ("registry.example/agent:2", "registry.example/agent:3"):
-            await ok(cluster, ns, "set", "image", "daemonset/agent", f"app={image}")
+            await kubectl_ok(cluster, ns, "set", "image", "daemonset/agent", f"app={image}")
             await rolled_out(cluster, ns, "agent")
             assert await pod_images(client, ns, "agent") == {image}
 
         assert await history(cluster, ns, "agent") == [1, 2, 3]
-        second = await ok(cluster, ns, "rollout", "history", "daemonset/agent", "--revision=2")
+        second = await kubectl_ok(
+            cluster, ns, "rollout", "history", "daemonset/agent", "--revision=2"
+        )
         assert "registry.example/agent:2" in second and "agent:3" not in second
 
-        out = await ok(cluster, ns, "rollout", "undo", "daemonset/agent")  # to revision 2
+        out = await kubectl_ok(cluster, ns, "rollout", "undo", "daemonset/agent")  # to revision 2
         assert "rolled back" in out, out
         await rolled_out(cluster, ns, "agent")
         ds = await wait_settled(client, ns, "agent", names)
@@ -109,7 +89,7 @@ async def test_rollout_status_history_and_undo(
         # revision 2 is reused and renumbered 4, as upstream
         assert await history(cluster, ns, "agent") == [1, 3, 4]
 
-        await ok(cluster, ns, "rollout", "undo", "daemonset/agent", "--to-revision=1")
+        await kubectl_ok(cluster, ns, "rollout", "undo", "daemonset/agent", "--to-revision=1")
         await rolled_out(cluster, ns, "agent")
         ds = await wait_settled(client, ns, "agent", names)
         assert image_of(ds) == "registry.example/agent:1"
@@ -162,7 +142,9 @@ async def test_rollout_status_waits_for_a_stuck_update_and_undo_recovers(
 
         await poll(stuck, within=WITHIN, message="the broken update never reached one node")
 
-        snapshot = await ok(cluster, ns, "rollout", "status", "daemonset/stuck", "--watch=false")
+        snapshot = await kubectl_ok(
+            cluster, ns, "rollout", "status", "daemonset/stuck", "--watch=false"
+        )
         waiting = 'Waiting for daemon set "stuck" rollout to finish: 1 out of 2 new pods'
         assert waiting in snapshot, snapshot
         run = await kubectl(cluster, ns, "rollout", "status", "daemonset/stuck", "--timeout=8s")
@@ -177,7 +159,7 @@ async def test_rollout_status_waits_for_a_stuck_update_and_undo_recovers(
         assert len(by_node) == 2 and len(first) == 1, by_node
         assert is_ready(by_node[first[0]][0])
 
-        await ok(cluster, ns, "rollout", "undo", "daemonset/stuck")
+        await kubectl_ok(cluster, ns, "rollout", "undo", "daemonset/stuck")
         await rolled_out(cluster, ns, "stuck")
         await wait_settled(client, ns, "stuck", names)
         assert await hashes(client, ns, "stuck") == {original}
@@ -195,7 +177,7 @@ async def test_rollout_restart_replaces_every_pod(
         await wait_settled(client, ns, "agent", names)
         before = uids(active(await pods_of(client, ns, "app=agent")))
 
-        out = await ok(cluster, ns, "rollout", "restart", "daemonset/agent")
+        out = await kubectl_ok(cluster, ns, "rollout", "restart", "daemonset/agent")
         assert "restarted" in out, out
         ds = await client.get(DAEMONSETS, "agent", namespace=ns)
         assert RESTARTED_AT in ds["spec"]["template"]["metadata"]["annotations"]

@@ -9,14 +9,9 @@ statefulset-controller is switched off for each test (as in test_statefulset_clu
 
 from __future__ import annotations
 
-import asyncio
-import subprocess
-from dataclasses import dataclass
-
 from kcontrol.client import CONTROLLERREVISIONS, PODS, STATEFULSETS, ApiClient, Object
-from kcontrol.envtest import find_binary
 from kcontrol.envtest.cluster import BEHAVIOR_LABEL, BEHAVIOR_NEVER_READY, Cluster
-from tests.controllers.cluster_helpers import WITHIN, active, pods_of, uids
+from tests.controllers.cluster_helpers import WITHIN, active, kubectl, kubectl_ok, pods_of, uids
 from tests.controllers.statefulset.test_statefulset_cluster import (
     REVISION,
     controller,
@@ -29,42 +24,17 @@ from tests.integration.helpers import poll
 RESTARTED_AT = "kubectl.kubernetes.io/restartedAt"
 
 
-@dataclass(frozen=True)
-class Run:
-    code: int
-    out: str
-    err: str
-
-
-async def kubectl(cluster: Cluster, namespace: str, *args: str) -> Run:
-    """``kubectl <args> -n <namespace>``, its exit code and output (never raises on failure)."""
-    command = [str(find_binary("kubectl")), "--kubeconfig", str(cluster.kubeconfig_path)]
-    done = await asyncio.to_thread(
-        subprocess.run,
-        [*command, *args, "-n", namespace],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    return Run(done.returncode, done.stdout, done.stderr)
-
-
-async def ok(cluster: Cluster, namespace: str, *args: str) -> str:
-    run = await kubectl(cluster, namespace, *args)
-    assert run.code == 0, f"kubectl {' '.join(args)}: {run.code} {run.out!r} {run.err!r}"
-    return run.out
-
-
 async def rolled_out(cluster: Cluster, namespace: str, name: str) -> str:
-    out = await ok(cluster, namespace, "rollout", "status", f"statefulset/{name}", "--timeout=90s")
+    out = await kubectl_ok(
+        cluster, namespace, "rollout", "status", f"statefulset/{name}", "--timeout=90s"
+    )
     # the default RollingUpdate is defaulted to partition 0: kubectl's partitioned message
     assert "roll out complete" in out, out
     return out
 
 
 async def history(cluster: Cluster, namespace: str, name: str) -> list[int]:
-    out = await ok(cluster, namespace, "rollout", "history", f"statefulset/{name}")
+    out = await kubectl_ok(cluster, namespace, "rollout", "history", f"statefulset/{name}")
     return [int(line.split()[0]) for line in out.splitlines()[2:] if line.strip()]
 
 
@@ -96,15 +66,17 @@ async def test_rollout_status_history_and_undo(
         assert "3 new pods have been updated" in out
 
         for image in ("registry.example/app:2", "registry.example/app:3"):
-            await ok(cluster, ns, "set", "image", "statefulset/web", f"app={image}")
+            await kubectl_ok(cluster, ns, "set", "image", "statefulset/web", f"app={image}")
             await rolled_out(cluster, ns, "web")
             assert set((await pod_images(client, ns, "web")).values()) == {image}
 
         assert await history(cluster, ns, "web") == [1, 2, 3]
-        second = await ok(cluster, ns, "rollout", "history", "statefulset/web", "--revision=2")
+        second = await kubectl_ok(
+            cluster, ns, "rollout", "history", "statefulset/web", "--revision=2"
+        )
         assert "registry.example/app:2" in second and "app:3" not in second
 
-        out = await ok(cluster, ns, "rollout", "undo", "statefulset/web")  # to revision 2
+        out = await kubectl_ok(cluster, ns, "rollout", "undo", "statefulset/web")  # to revision 2
         assert "rolled back" in out, out
         await rolled_out(cluster, ns, "web")
         set_ = await wait_members(client, ns, "web", members)
@@ -116,7 +88,7 @@ async def test_rollout_status_history_and_undo(
         assert status["currentRevision"] == status["updateRevision"]
         assert (await revision_numbers(client, ns))[status["updateRevision"]] == 4
 
-        await ok(cluster, ns, "rollout", "undo", "statefulset/web", "--to-revision=1")
+        await kubectl_ok(cluster, ns, "rollout", "undo", "statefulset/web", "--to-revision=1")
         await rolled_out(cluster, ns, "web")
         set_ = await wait_members(client, ns, "web", members)
         assert image_of(set_) == "registry.example/app:1"
@@ -175,7 +147,9 @@ async def test_rollout_status_waits_for_a_stuck_update(
 
         await poll(replaced, within=WITHIN, message="stuck-1 was not replaced by the update")
 
-        snapshot = await ok(cluster, ns, "rollout", "status", "statefulset/stuck", "--watch=false")
+        snapshot = await kubectl_ok(
+            cluster, ns, "rollout", "status", "statefulset/stuck", "--watch=false"
+        )
         assert "Waiting for 1 pods to be ready" in snapshot, snapshot
         run = await kubectl(cluster, ns, "rollout", "status", "statefulset/stuck", "--timeout=8s")
         assert run.code != 0, run
@@ -186,7 +160,7 @@ async def test_rollout_status_waits_for_a_stuck_update(
             REVISION
         ] == original
 
-        await ok(cluster, ns, "rollout", "undo", "statefulset/stuck")
+        await kubectl_ok(cluster, ns, "rollout", "undo", "statefulset/stuck")
 
         async def undo_observed() -> bool:
             set_ = await get_set(client, ns, "stuck")
@@ -215,7 +189,7 @@ async def test_rollout_restart_replaces_every_pod(
         await rolled_out(cluster, ns, "rs")
         before = uids(active(await pods_of(client, ns, "app=rs")))
 
-        out = await ok(cluster, ns, "rollout", "restart", "statefulset/rs")
+        out = await kubectl_ok(cluster, ns, "rollout", "restart", "statefulset/rs")
         assert "restarted" in out, out
         set_ = await get_set(client, ns, "rs")
         assert RESTARTED_AT in set_["spec"]["template"]["metadata"]["annotations"]
