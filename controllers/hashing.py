@@ -15,7 +15,10 @@ the encoding and the canonical JSON both feed them:
   escaping - what Go's ``json.Marshal`` of a map produces for the same value, except that Go
   escapes ``<``, ``>`` and ``&`` (as ``\\u003c``...) and U+2028/U+2029, and spells some floats
   differently (Go ``100``, ``100000000000000000000``, ``0.000001`` where this gives
-  ``100.0``, ``1e+20``, ``1e-6``; integers and most floats are spelled alike).
+  ``100.0``, ``1e+20``, ``1e-6``; integers and most floats are spelled alike);
+- :func:`go_json`: :func:`canonical_json` with Go's escapes, byte for byte what Go's
+  ``json.Marshal`` writes for the same decoded value but for those floats - for the data of
+  ControllerRevisions, which kube-controller-manager compares as bytes.
 
 Every function is pure; the values they give name objects, so they must never change.
 """
@@ -26,7 +29,7 @@ from typing import Any, Final
 
 import orjson
 
-__all__ = ["SAFE_ALPHANUMS", "canonical_json", "fnv32", "fnv32a", "safe_encode_string"]
+__all__ = ["SAFE_ALPHANUMS", "canonical_json", "fnv32", "fnv32a", "go_json", "safe_encode_string"]
 
 SAFE_ALPHANUMS: Final = "bcdfghjklmnpqrstvwxz2456789"
 """apimachinery ``rand``'s alphabet for safe encodings."""
@@ -40,6 +43,32 @@ _MASK32: Final = 0xFFFFFFFF
 def canonical_json(value: Any) -> bytes:
     """``value`` as canonical JSON bytes (sorted keys, no whitespace, UTF-8)."""
     return orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
+
+
+_GO_ESCAPES: Final = (
+    (b"<", b"\\u003c"),
+    (b">", b"\\u003e"),
+    (b"&", b"\\u0026"),
+    ("\u2028".encode(), b"\\u2028"),
+    ("\u2029".encode(), b"\\u2029"),
+)
+"""What Go's encoder writes in strings where :func:`canonical_json` writes the character
+itself. None of these bytes can occur outside a string in JSON, and the UTF-8 of U+2028 and
+U+2029 cannot be part of another character's, so replacing them in the whole text is exact.
+(Control characters are already alike: ``\\b \\f \\n \\r \\t`` and ``\\u00xx`` in both.)"""
+
+
+def go_json(value: Any) -> bytes:
+    """``value`` as Go's ``json.Marshal`` writes it after decoding it into an ``interface{}``
+    (how upstream's StatefulSet and DaemonSet controllers build a revision's data): keys
+    sorted, no whitespace, UTF-8, ``<``, ``>``, ``&``, U+2028 and U+2029 escaped as
+    ``\\u003c``, ``\\u003e``, ``\\u0026``, ``\\u2028``, ``\\u2029``. Integers up to 2**53 are
+    written alike; some floats are not (see the module docstring)."""
+    data = canonical_json(value)
+    for raw, escaped in _GO_ESCAPES:
+        if raw in data:
+            data = data.replace(raw, escaped)
+    return data
 
 
 def fnv32(data: bytes, seed: int = _FNV32_OFFSET) -> int:

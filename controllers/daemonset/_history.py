@@ -14,8 +14,11 @@ is a strategic merge patch replacing ``spec.template`` (``{"spec": {"template": 
 - with no current revision one is created, named ``<name>-<hash>`` with the
   ``controller-revision-hash`` label ``<hash>``, the hash being the pod template's (as the
   Deployment controller's ``pod-template-hash``, with ``status.collisionCount``), numbered one
-  past the highest old revision. A name taken by other data bumps ``status.collisionCount``
-  and fails the sync, which the retry then resolves under a new name;
+  past the highest old revision, its data sent as the bytes Go writes
+  (:func:`~kcontrol_controllers.history.body_to_create`): kube-controller-manager finds the
+  current revision by comparing bytes, so after a hand-back it finds this one. A name
+  taken by other data bumps ``status.collisionCount`` and fails the sync, which the retry
+  then resolves under a new name;
 - several current revisions (two controllers racing) are reduced to the one with the highest
   number, after the pods labelled with the others' hashes are relabelled; a current revision
   numbered below an old one is renumbered past it (a rollback to an earlier template);
@@ -49,6 +52,7 @@ from kcontrol.logging import get_logger
 from ..hashing import canonical_json, fnv32a, safe_encode_string
 from ..history import (
     CONTROLLER_REVISION_CONTROLLER_INDEX,
+    body_to_create,
     controller_revision_index_key,
     equal_revision,
     next_revision,
@@ -268,7 +272,9 @@ class DaemonSetHistory:
             "revision": revision_number,
         }
         try:
-            return await self._client.create(CONTROLLERREVISIONS, revision, namespace=namespace)
+            return await self._client.create(
+                CONTROLLERREVISIONS, body_to_create(revision), namespace=namespace
+            )
         except AlreadyExists as exists:
             _log.debug("ControllerRevision exists", revision=f"{namespace}/{name}")
             existing = await self._client.get(CONTROLLERREVISIONS, name, namespace=namespace)

@@ -8,7 +8,7 @@ from; so names must be stable and equal templates must be recognised as equal.
 
 Contracts:
 
-- a revision is named ``<parent name>-<hash>``, the hash being FNV-1 of the canonical JSON of
+- a revision is named ``<parent name>-<hash>``, the hash being FNV-1 of Go's JSON encoding of
   ``data`` plus the collision count (:func:`hash_controller_revision` defines it exactly); the
   same data and count always give the same name;
 - two revisions are equal when their data is the same JSON (:func:`equal_revision`), whatever
@@ -37,6 +37,7 @@ from ._history import (
     controller_revision_index_key,
 )
 from ._revisions import (
+    body_to_create,
     equal_revision,
     find_equal_revisions,
     new_controller_revision,
@@ -48,6 +49,7 @@ __all__ = [
     "CONTROLLER_REVISION_CONTROLLER_INDEX",
     "CONTROLLER_REVISION_HASH_LABEL",
     "History",
+    "body_to_create",
     "controller_revision_index_func",
     "controller_revision_index_key",
     "controller_revision_name",

@@ -5,16 +5,15 @@ A port of ``ControllerRevisionName`` and ``HashControllerRevision`` of upstream'
 carry it (a StatefulSet's pods in ``controller-revision-hash``): the same data must give the
 same name across restarts, and - where it can - the name kube-controller-manager gives.
 
-1. ``data`` = the revision's ``data`` (a JSON value, normally an object) as canonical JSON
-   (:func:`kcontrol_controllers.hashing.canonical_json`: keys sorted, no whitespace, UTF-8).
-   Upstream hashes the raw bytes of ``data``; its StatefulSet and DaemonSet controllers
-   produce them with ``json.Marshal`` of a map, which sorts keys too, so for the usual
-   templates the bytes - and the hashes - are the same. They differ when a string holds
-   ``<``, ``>``, ``&``, U+2028 or U+2029 (Go writes ``\\u003c``...) or a float is spelled
-   differently; then only the name differs: revisions are matched by
-   :func:`~kcontrol_controllers.history.equal_revision`, which compares parsed data, so a
-   revision kube-controller-manager wrote is still recognised. A revision without ``data``
-   contributes no bytes.
+1. ``data`` = the revision's ``data`` (a JSON value, normally an object) as Go writes it
+   (:func:`kcontrol_controllers.hashing.go_json`: keys sorted, no whitespace, UTF-8, ``<``,
+   ``>``, ``&``, U+2028 and U+2029 escaped). Upstream hashes the raw bytes of ``data``; its
+   StatefulSet and DaemonSet controllers produce them with ``json.Marshal`` of a map, which
+   writes the same bytes, and :meth:`History.create_controller_revision` sends exactly these
+   bytes, so a revision gets the name kube-controller-manager would give it. Only a float
+   spelled differently by Go (``1e-7`` where Python writes ``1e-07``) gives another name;
+   revisions are still matched by :func:`~kcontrol_controllers.history.equal_revision`,
+   which compares parsed data. A revision without ``data`` contributes no bytes.
 2. If ``probe`` (the parent's ``status.collisionCount``) is not ``None``, append its decimal
    ASCII digits (``strconv.FormatInt``; ``-1`` appends ``b"-1"``).
 3. ``h`` = the 32-bit FNV-1 hash of those bytes (Go's ``fnv.New32``, not FNV-1a).
@@ -28,7 +27,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
-from ..hashing import canonical_json, fnv32, safe_encode_string
+from ..hashing import fnv32, go_json, safe_encode_string
 
 __all__ = [
     "CONTROLLER_REVISION_HASH_LABEL",
@@ -58,7 +57,7 @@ def hash_controller_revision(revision: Mapping[str, Any], probe: int | None) -> 
     """The hash of ``revision``'s ``data`` with ``probe`` (the collision count, or ``None``),
     as defined in the module docstring. Fields other than ``data`` do not count."""
     data = revision.get("data")
-    h = fnv32(b"" if data is None else canonical_json(data))
+    h = fnv32(b"" if data is None else go_json(data))
     if probe is not None:
         h = fnv32(str(probe).encode("ascii"), seed=h)
     return safe_encode_string(str(h))

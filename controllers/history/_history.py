@@ -33,7 +33,7 @@ from kcontrol.retry import DEFAULT_BACKOFF, Backoff, retry_on_conflict
 
 from ..podutil import new_controller_ref
 from ._hashing import controller_revision_name, hash_controller_revision
-from ._revisions import same_data
+from ._revisions import body_to_create, same_data
 
 __all__ = [
     "CONTROLLER_REVISION_CONTROLLER_INDEX",
@@ -159,7 +159,9 @@ class History:
             )
             clone["metadata"]["name"] = name
             try:
-                created = await self._client.create(CONTROLLERREVISIONS, clone, namespace=namespace)
+                created = await self._client.create(
+                    CONTROLLERREVISIONS, body_to_create(clone), namespace=namespace
+                )
             except AlreadyExists:
                 existing = await self._client.get(CONTROLLERREVISIONS, name, namespace=namespace)
                 owner = get_controller_of(existing)

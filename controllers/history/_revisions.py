@@ -18,9 +18,12 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any, Final, TypeVar
 
+import orjson
+
 from kcontrol.client import Object, deep_copy
 from kcontrol.metatime import parse_time
 
+from ..hashing import go_json
 from ..podutil import new_controller_ref
 from ._hashing import (
     CONTROLLER_REVISION_HASH_LABEL,
@@ -29,6 +32,7 @@ from ._hashing import (
 )
 
 __all__ = [
+    "body_to_create",
     "equal_revision",
     "find_equal_revisions",
     "new_controller_revision",
@@ -84,6 +88,20 @@ def new_controller_revision(  # noqa: PLR0917 - upstream's signature, which call
     cr["metadata"]["name"] = controller_revision_name(str(meta.get("name") or ""), hash_)
     cr["metadata"]["labels"][CONTROLLER_REVISION_HASH_LABEL] = hash_
     return cr
+
+
+def body_to_create(revision: Mapping[str, Any]) -> Object:
+    """The request body that creates ``revision``: a shallow copy whose ``data`` (when
+    present) is sent as the raw bytes Go's ``json.Marshal`` would write
+    (:func:`~kcontrol_controllers.hashing.go_json`). The API server keeps a revision's data
+    as the bytes it received, and kube-controller-manager's DaemonSet controller finds a
+    set's current revision by comparing those bytes with its own encoding: with the client's
+    encoding (``<`` rather than ``\\u003c``) it would not find it after a hand-back, record
+    a new revision and replace every pod."""
+    body = dict(revision)
+    if body.get("data") is not None:
+        body["data"] = orjson.Fragment(go_json(body["data"]))
+    return body
 
 
 def _hash_label_value(revision: Mapping[str, Any]) -> int | None:

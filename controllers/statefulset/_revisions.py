@@ -4,9 +4,10 @@ from one.
 A revision's ``data`` is the patch that puts the set's pod template back (:func:`get_patch`):
 ``{"spec": {"template": <template>, "$patch": "replace"}}`` with the template exactly as the
 server sent it - the key order aside: its keys are sorted at every level, as Go's
-``json.Marshal`` of a map sorts them, so the bytes the client sends match those
-kube-controller-manager and ``kubectl rollout undo`` compute for the same template (unless a
-string holds ``<``, ``>`` or ``&``, which Go escapes).
+``json.Marshal`` of a map sorts them; the revision is created with Go's bytes
+(:func:`kcontrol_controllers.history.body_to_create`: ``<`` as ``\\u003c``...), so they
+match those kube-controller-manager and ``kubectl rollout undo`` compute for the same
+template.
 :func:`new_revision` wraps it in a ControllerRevision through
 :func:`kcontrol_controllers.history.new_controller_revision` (named by hash, labelled with the
 template's labels, owned by the set) and copies the set's annotations onto it.

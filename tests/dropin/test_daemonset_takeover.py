@@ -12,7 +12,8 @@ stops and KCM's controller takes back and finishes the rollout.
 Checked in the apiserver's audit log and the pods: kcontrol took KCM's ControllerRevision as
 its own (two revisions created in all, none deleted), each node got exactly one pod per
 template (five first, then five new, all created by one of the two controllers), no pod at
-the new revision at the hand-back was replaced, and both controllers created pods.
+the new revision at the hand-back was replaced, and both controllers created pods. The new
+template holds `<`, `>` and `&` (:data:`HTML_ANNOTATION`).
 """
 
 from __future__ import annotations
@@ -65,6 +66,11 @@ pytestmark = [pytest.mark.slow, pytest.mark.integration]
 
 DS = "agent"
 NODES = 4
+HTML_ANNOTATION = {"example.com/run": "start <agent> && tail -f log > out"}
+"""In the new template, which kcontrol's controller records: Go's JSON encoder writes ``<``,
+``>`` and ``&`` as ``\\u003c``, ``\\u003e`` and ``\\u0026``, and KCM's DaemonSet controller
+finds the current revision by comparing bytes - so kcontrol must write them the same way,
+or KCM records a third revision at the hand-back and rolls the pods again."""
 
 
 @pytest.fixture(scope="module")
@@ -104,7 +110,7 @@ def retemplate() -> dict[str, object]:
         "spec": {
             "updateStrategy": {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 1}},
             "template": {
-                "metadata": {"annotations": {READY_DELAY_ANNOTATION: "2s"}},
+                "metadata": {"annotations": {READY_DELAY_ANNOTATION: "2s", **HTML_ANNOTATION}},
                 "spec": {"containers": [{"name": "app", "image": "registry.example/agent:2"}]},
             },
         }

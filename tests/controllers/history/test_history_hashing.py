@@ -7,7 +7,7 @@ from __future__ import annotations
 import orjson
 import pytest
 
-from kcontrol_controllers.hashing import canonical_json, fnv32, fnv32a
+from kcontrol_controllers.hashing import canonical_json, fnv32, fnv32a, go_json
 from kcontrol_controllers.history import (
     controller_revision_name,
     hash_controller_revision,
@@ -63,12 +63,31 @@ def test_hash_matches_kube_controller_manager(
     assert hash_controller_revision(revision, probe) == expected
 
 
-def test_hash_of_html_characters_differs_from_go() -> None:
-    # Go writes "a\u003cb\u0026c" and hashes to 86dbf8f595; the canonical JSON keeps the
-    # characters. The value is pinned: it names revisions, so it must not change either.
+def test_hash_of_html_characters_is_go_s() -> None:
+    # Go writes "a\u003cb\u0026c" and hashes to 86dbf8f595 (the canonical JSON keeps the
+    # characters, and hashed to 8545d75dd9 before Go's escapes were applied).
     revision = {"data": {"spec": {"template": {"metadata": {"annotations": {"note": "a<b&c"}}}}}}
     assert b"a<b&c" in canonical_json(revision["data"])
-    assert hash_controller_revision(revision, None) == "8545d75dd9"
+    assert hash_controller_revision(revision, None) == "86dbf8f595"
+
+
+# What Go 1.26's json.Marshal writes for the same value decoded into an interface{}
+# (checked with a Go program): HTML characters and the JS line separators escaped, short
+# escapes for \b and \f, DEL and other non-ASCII characters as UTF-8.
+GO_ENCODED = (
+    b'{"a":"x\\u003cy\\u003e\\u0026z\\u2028\\u2029\xc3\xa9\\b\\f\\u0001\x7f\\"\\\\/",'
+    b'"b":1,"c":[100,12345678,-3]}'
+)
+
+
+def test_go_json_writes_go_s_bytes() -> None:
+    value = {
+        "b": 1,
+        "a": 'x<y>&z\u2028\u2029\u00e9\b\f\u0001\u007f"\\/',
+        "c": [100, 12345678, -3],
+    }
+    assert go_json(value) == GO_ENCODED
+    assert orjson.loads(go_json(value)) == value
 
 
 def test_revision_without_data_hashes_no_bytes() -> None:

@@ -11,9 +11,10 @@ import orjson
 import pytest
 from history_fixtures import NS, PARENT_KIND, SS1, SS2, raw_template, revision_of
 
-from kcontrol.client import Object
+from kcontrol.client import Object, encode_json
 from kcontrol_controllers.history import (
     CONTROLLER_REVISION_HASH_LABEL,
+    body_to_create,
     controller_revision_name,
     equal_revision,
     find_equal_revisions,
@@ -22,6 +23,25 @@ from kcontrol_controllers.history import (
     next_revision,
     sort_controller_revisions,
 )
+
+# -- body_to_create ----------------------------------------------------------------------------
+
+
+def test_body_to_create_sends_data_as_go_writes_it() -> None:
+    template = {"$patch": "replace", "metadata": {"annotations": {"x": "a && b"}}}
+    data = {"spec": {"template": template}}
+    revision = {"metadata": {"name": "web-1"}, "data": data, "revision": 1}
+    body = encode_json(body_to_create(revision))
+    # Go: keys sorted, "&" as \u0026 - the bytes KCM's DaemonSet controller compares.
+    expected = (
+        b'{"spec":{"template":{"$patch":"replace","metadata":{"annotations":'
+        b'{"x":"a \\u0026\\u0026 b"}}}}}'
+    )
+    assert b'"data":' + expected in body
+    assert orjson.loads(body)["data"] == data
+    assert revision["data"] is data, "the revision itself is left as it was"
+    assert body_to_create({"revision": 2}) == {"revision": 2}
+
 
 # -- new_controller_revision -------------------------------------------------------------------
 

@@ -8,6 +8,7 @@ EXPECTED_SURFACE = {
     "CONTROLLER_REVISION_CONTROLLER_INDEX",
     "CONTROLLER_REVISION_HASH_LABEL",
     "History",
+    "body_to_create",
     "controller_revision_index_func",
     "controller_revision_index_key",
     "controller_revision_name",
