@@ -13,7 +13,10 @@ premature create would show).
   takes over (after the 4 s lease).
 - Takeover: KCM's controller makes the set and starts rolling it; mid-rollout kcontrol's takes
   over, mid-rollout KCM's takes it back and finishes; then, at rest, kcontrol's takes over and
-  KCM's takes back again without a template change.
+  KCM's takes back again without a template change. And mid scale-down: kcontrol's makes the
+  set (its template holding ``<``, ``>`` and ``&``, which Go escapes) and scales it from 6 to
+  1; KCM's takes over after two deletes, kcontrol's takes back after KCM's first, and KCM's
+  takes over at rest.
 
 Checked in the apiserver's audit log (:data:`~tests.dropin.dropin_helpers.WORKLOAD_POLICY`:
 pod creates and kwok's status writes with their bodies, so each pod's UID and every write
@@ -740,6 +743,114 @@ async def test_takeover_from_kcm_and_back_mid_rollout_replaces_no_pod(
         f"pods replaced by KCM {creates_by(by_kcm, retemplated)}, by kcontrol "
         f"{creates_by(lambda e: sent_by(e, first.user_agent), retemplated)}; "
         f"{len(kept)} pods at the update revision kept across the hand-overs"
+    )
+
+
+HTML_ANNOTATION = {"example.com/run": "start <db> && tail -f log > out"}
+"""In the scale-down test's template: Go escapes ``<``, ``>`` and ``&`` in JSON, so the
+revision kcontrol records must hold Go's bytes for KCM to take it as its own."""
+
+
+@pytest.mark.timeout(420)
+async def test_takeover_both_ways_mid_scale_down_keeps_the_order(
+    cluster: Cluster, cluster_namespace: str, client: ApiClient, audit_log: Path, tmp_path: Path
+) -> None:
+    """kcontrol makes the set (6 pods) and scales it to 1; after its second delete KCM takes
+    over, after KCM's first delete kcontrol takes back and finishes; then, at rest, KCM
+    takes over once more. No pod is created after the scale-down starts, none is deleted
+    while a higher ordinal exists, no claim is deleted, kcontrol's one ControllerRevision
+    is the only one (KCM takes it as its own), and in the hand-over at rest nobody writes
+    anything."""
+    ns = cluster_namespace
+    replicas = 6
+    suffix = uuid.uuid4().hex[:6]
+    original = cluster.controllers
+    without_kcm = (*original, f"-{NAME}")
+    tail = AuditTail(audit_log, ns)
+
+    def deletes_by(agent: Callable[[AuditEvent], bool], after: datetime) -> int:
+        return sum(
+            1
+            for e in successful_writes(tail.refresh())
+            if (e.resource, e.subresource, e.verb) == ("pods", "", "delete")
+            and e.received > after
+            and agent(e)
+        )
+
+    await make_volumes(client, ns, replicas)
+    set_ = stateful_set(replicas)
+    set_["spec"]["template"]["metadata"]["annotations"].update(HTML_ANNOTATION)
+    await cluster.set_controller_manager_controllers(without_kcm)
+    try:
+        with manager_processes() as processes:
+
+            def logs() -> str:
+                return logs_of(processes)
+
+            first = ManagerProcess(cluster, ns, LEASE, f"a-{suffix}", tmp_path, controllers=[NAME])
+            processes.append(first)
+            await client.create(STATEFULSETS, set_, namespace=ns)
+            made = await wait_settled(client, ns, replicas, logs)
+
+            # kcontrol scales down; after two deletes, KCM takes over.
+            scaled_down = datetime.now(UTC)
+            await client.patch(STATEFULSETS, SET, {"spec": {"replicas": 1}}, namespace=ns)
+            await poll(
+                lambda: deletes_by(lambda e: sent_by(e, first.user_agent), scaled_down) >= 2,
+                within=WITHIN,
+                interval=0.05,
+                message=lambda: f"kcontrol deleted no two pods\n{logs()}",
+            )
+            first.signal(signal.SIGTERM)
+            assert await first.wait(WITHIN) == 0, first.log()[-3000:]
+            await cluster.set_controller_manager_controllers(original)
+            given = datetime.now(UTC)
+
+            # After KCM's first delete, kcontrol takes back and finishes.
+            await poll(
+                lambda: deletes_by(by_kcm, given) >= 1,
+                within=WITHIN,
+                interval=0.05,
+                message="KCM deleted no pod",
+            )
+            await cluster.set_controller_manager_controllers(without_kcm)
+            second = ManagerProcess(cluster, ns, LEASE, f"b-{suffix}", tmp_path, controllers=[NAME])
+            processes.append(second)
+            await wait_settled(client, ns, 1, logs)
+            assert deletes_by(lambda e: sent_by(e, second.user_agent), given) >= 1, logs()
+
+            # At rest: KCM takes over; nobody writes anything.
+            settled, _ = await uids_and_update_revision(client, ns)
+            await wait_synced(second, "statefulset", logs)
+            quiet_from = datetime.now(UTC)
+            second.signal(signal.SIGTERM)
+            assert await second.wait(WITHIN) == 0, second.log()[-3000:]
+            await cluster.set_controller_manager_controllers(original)
+            await asyncio.sleep(QUIET)
+            quiet_to = datetime.now(UTC)
+            final = await wait_settled(client, ns, 1, logs)
+            assert (await uids_and_update_revision(client, ns))[0] == settled
+    finally:
+        if cluster.controllers != original:
+            await cluster.set_controller_manager_controllers(original)
+
+    writes = read_pod_writes(audit_log, ns)
+    violations = ordering_violations(writes, SET, scale_down_since=scaled_down)
+    assert violations == [], "\n".join(violations[:20])
+    assert pod_creates_after(audit_log, ns, scaled_down) == []
+    touched = writes_in(audit_log, ns, quiet_from, quiet_to)
+    assert touched == [], describe(touched)
+    events = successful_writes(read_audit_log(audit_log, ns))
+    revisions = [e for e in events if e.resource == "controllerrevisions"]
+    assert [e.verb for e in revisions] == ["create"], describe(revisions)
+    assert sent_by(revisions[0], first.user_agent), describe(revisions)
+    revision = made["status"]["updateRevision"]
+    assert final["status"]["updateRevision"] == final["status"]["currentRevision"] == revision
+    await check_claims(client, ns, replicas, audit_log)
+    print(
+        f"deletes by kcontrol {deletes_by(lambda e: sent_by(e, first.user_agent), scaled_down)}"
+        f" + {deletes_by(lambda e: sent_by(e, second.user_agent), given)}, by KCM "
+        f"{deletes_by(by_kcm, given)}; revision {revision} kept"
     )
 
 
