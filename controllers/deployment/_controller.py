@@ -17,8 +17,10 @@ caches and converges it, in upstream's priority order:
 5. record pausing or resuming in the Progressing condition;
 6. paused -> resize and clean up only;
 7. a rollback is requested -> roll back;
-8. ``spec.replicas`` changed (a scaling event) -> resize only;
-9. otherwise one step of the Recreate or RollingUpdate strategy.
+8. held by an automatic rollback, or its rollout just failed and it opted in -> one step
+   towards the last good ReplicaSet (kcontrol's own, :mod:`._autorollback`);
+9. ``spec.replicas`` changed (a scaling event) -> resize only;
+10. otherwise one step of the Recreate or RollingUpdate strategy.
 """
 
 from __future__ import annotations
@@ -67,6 +69,7 @@ from ..podutil import (
     pod_controller_index_func,
 )
 from ._annotations import rollback_to
+from ._autorollback import metrics_for, plan
 from ._fields import (
     CONTROLLER_KIND,
     RECREATE,
@@ -82,9 +85,10 @@ from ._fields import (
     strategy_type,
     uid_of,
 )
+from ._hold import roll_back
 from ._names import DEFAULT_WORKERS, MAX_RETRIES, NAME, QUEUE_NAME
 from ._recreate import rollout_recreate
-from ._replicasets import deployments_selecting
+from ._replicasets import deployments_selecting, find_new_replica_set, find_old_replica_sets
 from ._rollback import rollback
 from ._rolling import rollout_rolling
 from ._sync import (
@@ -121,7 +125,9 @@ class DeploymentController:
     the factory); ``recorder`` records events as ``deployment-controller``; ``clock`` gives
     the runner its time and conditions their wall time; ``consistency`` records the
     controller's writes (default: a store over the Deployment and ReplicaSet informers; tests
-    give one over their own view of the caches). The remaining arguments go to
+    give one over their own view of the caches); ``auto_rollback`` rolls back failed
+    rollouts of Deployments that do not opt out (``--deployment-auto-rollback``; see
+    :mod:`._autorollback`). The remaining arguments go to
     :class:`~kcontrol.controller.ControllerOptions`.
 
     :meth:`run` blocks until cancelled. Tests call the handlers and :meth:`sync` directly.
@@ -138,8 +144,11 @@ class DeploymentController:
         registry: CollectorRegistry | None = None,
         sync_timeout: float | None = None,
         consistency: ConsistencyStore | None = None,
+        auto_rollback: bool = False,
     ) -> None:
         self._client = client
+        self._auto_rollback = auto_rollback
+        self._rollback_metrics = metrics_for(registry)
         self._recorder = recorder
         self._clock: Clock = clock or RealClock()
         d_informer = informers.for_resource(DEPLOYMENTS)
@@ -424,6 +433,21 @@ class DeploymentController:
         if rollback_to(deployment) is not None:
             await rollback(ctx, deployment, rs_list)
             return None
+
+        # Before the scaling event: a resize during a hold must grow the ReplicaSet rolled
+        # back to, not the one that failed.
+        _, old = find_old_replica_sets(deployment, rs_list)
+        new_rs = find_new_replica_set(deployment, rs_list)
+        hold = plan(deployment, new_rs, old, by_default=self._auto_rollback)
+        if hold is not None:
+            return await roll_back(
+                ctx,
+                deployment,
+                rs_list,
+                hold,
+                pod_map=lambda: self._pod_map(rs_list),
+                metrics=self._rollback_metrics,
+            )
 
         if await is_scaling_event(ctx, deployment, rs_list):
             await sync(ctx, deployment, rs_list)

@@ -5,13 +5,14 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Final
 
 from kcontrol.manager import ControllerContext, ControllerFlag, ControllerSpec
+from kcontrol.manager.flags import parse_bool
 
 from ._names import NAME
 
 if TYPE_CHECKING:
     from ._controller import DeploymentController
 
-__all__ = ["CONCURRENT_SYNCS", "SPEC", "SYNC_TIMEOUT", "new_controller"]
+__all__ = ["AUTO_ROLLBACK", "CONCURRENT_SYNCS", "SPEC", "SYNC_TIMEOUT", "new_controller"]
 
 CONCURRENT_SYNCS = ControllerFlag(
     "concurrent-deployment-syncs",
@@ -20,6 +21,17 @@ CONCURRENT_SYNCS = ControllerFlag(
     minimum=1,
 )
 """kube-controller-manager's ``--concurrent-deployment-syncs`` (default 5)."""
+
+AUTO_ROLLBACK = ControllerFlag(
+    "deployment-auto-rollback",
+    default=False,
+    help="Roll a Deployment back to its last good ReplicaSet when its rollout exceeds its "
+    "progress deadline, and hold it there until the template changes (kcontrol's own; "
+    "a Deployment's annotation deployment.kcontrol.io/auto-rollback=true|false overrides it).",
+    parse=parse_bool,
+)
+"""kcontrol's automatic rollback for every Deployment that does not opt out (default off:
+only Deployments annotated ``deployment.kcontrol.io/auto-rollback: "true"``)."""
 
 SYNC_TIMEOUT: Final[float | None] = None
 """No limit on a whole sync, as upstream. A hung connection cannot hold a worker forever:
@@ -31,8 +43,8 @@ one of the 15 failures after which the key is dropped."""
 
 def new_controller(ctx: ControllerContext) -> DeploymentController:
     """Build the Deployment controller from the manager's context: its client, shared
-    informers, ``--concurrent-deployment-syncs`` workers, metrics registry and an event
-    recorder for ``deployment-controller``."""
+    informers, ``--concurrent-deployment-syncs`` workers, ``--deployment-auto-rollback``,
+    metrics registry and an event recorder for ``deployment-controller``."""
     from ._controller import DeploymentController  # noqa: PLC0415 - only when the manager runs it
 
     return DeploymentController(
@@ -42,8 +54,10 @@ def new_controller(ctx: ControllerContext) -> DeploymentController:
         workers=ctx.flag(CONCURRENT_SYNCS.name),
         registry=ctx.registry,
         sync_timeout=SYNC_TIMEOUT,
+        auto_rollback=ctx.flag(AUTO_ROLLBACK.name),
     )
 
 
-SPEC = ControllerSpec(NAME, new_controller, flags=(CONCURRENT_SYNCS,))
-"""``deployment-controller``, enabled by default, with ``--concurrent-deployment-syncs``."""
+SPEC = ControllerSpec(NAME, new_controller, flags=(CONCURRENT_SYNCS, AUTO_ROLLBACK))
+"""``deployment-controller``, enabled by default, with ``--concurrent-deployment-syncs`` and
+``--deployment-auto-rollback``."""

@@ -16,6 +16,7 @@ from kcontrol.client import Object
 from kcontrol.controller import Result
 
 from ..conditions import get_condition, remove_condition
+from ._autorollback import ROLLED_BACK, Hold, hold_conditions
 from ._conditions import (
     NEW_RS_AVAILABLE_REASON,
     PROGRESSING,
@@ -52,10 +53,20 @@ async def sync_rollout_status(
     all_replica_sets: Sequence[Object | None],
     new_rs: Object | None,
     deployment: MutableMapping[str, Any],
+    *,
+    hold: Hold | None = None,
 ) -> Result | None:
     """Write the status with the rollout's progress; if nothing changed, return the requeue
-    that the deadline check needs (see :func:`requeue_stuck_deployment`)."""
+    that the deadline check needs (see :func:`requeue_stuck_deployment`).
+
+    With ``hold`` (a Deployment rolled back automatically) the Progressing and RolledBack
+    conditions are the hold's (:func:`~._autorollback.hold_conditions`); without, a
+    RolledBack condition left from a hold is removed."""
     new_status = calculate_status(all_replica_sets, new_rs, deployment, ctx)
+    if hold is not None:
+        hold_conditions(new_status, status(deployment), hold, ctx.now())
+        return await _write_rollout_status(ctx, all_replica_sets, new_rs, deployment, new_status)
+    remove_condition(new_status, ROLLED_BACK)
     if not has_progress_deadline(deployment):
         remove_condition(new_status, PROGRESSING)
 
@@ -105,7 +116,17 @@ async def sync_rollout_status(
                     ctx.now(),
                 ),
             )
+    return await _write_rollout_status(ctx, all_replica_sets, new_rs, deployment, new_status)
 
+
+async def _write_rollout_status(
+    ctx: SyncContext,
+    all_replica_sets: Sequence[Object | None],
+    new_rs: Object | None,
+    deployment: MutableMapping[str, Any],
+    new_status: dict[str, Any],
+) -> Result | None:
+    """The ReplicaFailure condition, then the write (or the deadline's requeue)."""
     failures = replica_failures(all_replica_sets, new_rs)
     if failures:
         set_condition(new_status, failures[0])

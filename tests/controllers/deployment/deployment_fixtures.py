@@ -193,12 +193,13 @@ class Fixture:
         self.client = FakeClient(clock=self.clock)
         self.informers = SharedInformerFactory(self.client, clock=self.clock)
         self.recorder = FakeRecorder()
+        self.registry = CollectorRegistry()
         self.dc = DeploymentController(
             client=self.client,
             informers=self.informers,
             recorder=self.recorder,
             clock=self.clock,
-            registry=CollectorRegistry(),
+            registry=self.registry,
             consistency=ConsistencyStore(
                 {
                     resource: partial(newest_cached_version, self.informers, resource)

@@ -19,12 +19,16 @@ from kcontrol_controllers.deployment import (
     DeploymentController,
     new_controller,
 )
+from kcontrol_controllers.deployment._factory import AUTO_ROLLBACK
 
 EXPECTED_SURFACE = {
+    "AUTO_ROLLBACK_ANNOTATION",
     "DEFAULT_WORKERS",
     "MAX_RETRIES",
     "NAME",
     "QUEUE_NAME",
+    "ROLLED_BACK",
+    "ROLLED_BACK_TO_ANNOTATION",
     "SPEC",
     "DeploymentController",
     "compute_hash",
@@ -49,7 +53,7 @@ def test_spec_and_entry_point() -> None:
     assert NAME in registry
 
 
-def _context(workers: int) -> tuple[ControllerContext, list[str]]:
+def _context(workers: int, auto_rollback: bool = False) -> tuple[ControllerContext, list[str]]:
     client = FakeClient()
     components: list[str] = []
 
@@ -64,7 +68,7 @@ def _context(workers: int) -> tuple[ControllerContext, list[str]]:
         registry=CollectorRegistry(),
         identity="test",
         recorder_factory=recorder,
-        flags={"concurrent-deployment-syncs": workers},
+        flags={"concurrent-deployment-syncs": workers, "deployment-auto-rollback": auto_rollback},
     )
     return ctx, components
 
@@ -81,6 +85,18 @@ def test_new_controller_wires_workers_and_event_source() -> None:
     # informers for the three resources were asked for
     plurals = sorted(i.resource.plural for i in ctx.informers.informers())
     assert plurals == ["deployments", "pods", "replicasets"]
+
+
+def test_auto_rollback_flag_reaches_the_controller() -> None:
+    assert [f.name for f in SPEC.flags] == [
+        "concurrent-deployment-syncs",
+        "deployment-auto-rollback",
+    ]
+    assert AUTO_ROLLBACK.default is False
+    assert AUTO_ROLLBACK.parse("true") is True
+    for value in (False, True):
+        ctx, _ = _context(5, auto_rollback=value)
+        assert new_controller(ctx)._auto_rollback is value
 
 
 def test_default_workers() -> None:
