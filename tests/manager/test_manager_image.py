@@ -27,6 +27,7 @@ CONTROLLERS = {
     "cronjob-controller",
     "daemonset-controller",
     "deployment-controller",
+    "disruption-controller",
     "job-controller",
     "pod-garbage-collector-controller",
     "replicaset-controller",
