@@ -69,6 +69,7 @@ __all__ = [
     "enabled",
     "hold_conditions",
     "hold_message",
+    "kept_by_hold",
     "metrics_for",
     "plan",
     "target",
@@ -113,6 +114,14 @@ def enabled(deployment: Mapping[str, Any], by_default: bool) -> bool:
     if value in _FALSE:
         return False
     return by_default
+
+
+def kept_by_hold(new_rs: Mapping[str, Any] | None, rs: Mapping[str, Any]) -> bool:
+    """Whether ``rs`` is the ReplicaSet a hold on ``new_rs`` rolled back to: history
+    clean-up must keep it, even at 0 replicas (a paused Deployment scaled to 0)."""
+    if new_rs is None:
+        return False
+    return annotations_of(new_rs).get(ROLLED_BACK_TO_ANNOTATION) == name_of(rs)
 
 
 def timed_out(deployment: Mapping[str, Any], new_rs: Mapping[str, Any]) -> bool:

@@ -31,6 +31,7 @@ from ._annotations import (
     get_desired_replicas_annotation,
     rollback_to,
 )
+from ._autorollback import kept_by_hold
 from ._conditions import (
     FAILED_RS_CREATE_REASON,
     FOUND_NEW_RS_REASON,
@@ -115,11 +116,13 @@ async def sync(
 ) -> None:
     """Reconcile a scaling event or a paused Deployment: resize (see
     :func:`~kcontrol_controllers.deployment._scale.scale`), clean up old ReplicaSets when paused and
-    no rollback is pending, write the status. The rollout does not advance."""
+    no rollback is pending (keeping the one an automatic rollback holds to), write the
+    status. The rollout does not advance."""
     new_rs, old = await get_all_replica_sets_and_sync_revision(ctx, deployment, rs_list, False)
     await scale(ctx, deployment, new_rs, old)
     if spec(deployment).get("paused") and rollback_to(deployment) is None:
-        await cleanup_deployment(ctx, old, deployment)
+        cleanable = [rs for rs in old if not kept_by_hold(new_rs, rs)]
+        await cleanup_deployment(ctx, cleanable, deployment)
     await sync_deployment_status(ctx, [*old, new_rs], new_rs, deployment)
 
 

@@ -449,6 +449,25 @@ async def test_a_paused_deployment_is_not_rolled_back() -> None:
     assert hold_annotations(f) == []
 
 
+async def test_a_paused_hold_keeps_its_target_through_history_cleanup() -> None:
+    """Paused and scaled to 0 during a hold, with revisionHistoryLimit 0: the clean-up that
+    paused Deployments get must not delete the ReplicaSet the hold goes back to."""
+    f = Fixture()
+    d, v1, v2 = scenario(replicas=0, good=(0, 0), failed=(0, 0))
+    d["spec"]["paused"] = True
+    d["spec"]["revisionHistoryLimit"] = 0
+    v2["metadata"]["annotations"][ROLLED_BACK_TO_ANNOTATION] = "foo-v1"
+    v0 = old_template(new_replica_set(d, "foo-v0", 0, revision=0, available=0), "foo/bar:0")
+    for rs in (v0, v1, v2):
+        rs["status"] = {"replicas": 0, "observedGeneration": 1}
+    f.seed(d, v0, v1, v2)
+
+    await f.sync(d)
+
+    deleted = [a.name for a in f.client.actions_for("delete", REPLICASETS)]
+    assert deleted == ["foo-v0"], "history is cleaned up, but not the hold's target"
+
+
 async def test_recreate_scales_the_failed_replica_set_down_then_the_good_one_up() -> None:
     f = Fixture()
     d, v1, v2 = scenario(strategy="Recreate", good=(0, 0), failed=(3, 0))
