@@ -39,6 +39,7 @@ __all__ = [
     "NoResourceMatch",
     "NotFound",
     "OptionsError",
+    "OutsideCacheScope",
     "ReviewFailed",
     "SelectorError",
     "ServerTimeout",
@@ -209,6 +210,14 @@ class NoResourceMatch(KcontrolError, LookupError):
         self.plural = plural
         message = f"no resource {plural!r} in apiVersion {api_version!r}"
         super().__init__(f"{message}: {detail}" if detail else message)
+
+
+class OutsideCacheScope(KcontrolError, LookupError):
+    """A read from a cache that does not hold what was asked for: another namespace than the
+    cache's, or an informer asked for a namespace its cache's scope excludes. Raised instead
+    of answering "not found" (the object may well exist) or starting a watch the operator's
+    RBAC may not allow; read such objects from the API (``client.get``) or widen the
+    cache's scope."""
 
 
 class OptionsError(KcontrolError, ValueError):

@@ -8,7 +8,8 @@
   any number of event handlers (:class:`ResourceEventHandler`), each with its own buffer and
   delivery task.
 - :class:`SharedInformerFactory` shares one informer per collection between controllers.
-- :class:`CacheReader` answers ``get``/``list`` from those informers' caches (no API call).
+- :class:`CacheReader` answers ``get``/``list`` from those informers' caches (no API call);
+  :class:`CacheScope` narrows what a factory caches of a resource.
 - :class:`Lister` reads a cache by namespace, name, label selector or index.
 - :func:`strip_managed_fields` and :func:`intern_strings` are transforms that shrink a cache
   (reflectors intern by default: ``ReflectorOptions.intern_strings``).
@@ -42,6 +43,7 @@ from kcontrol.informers._reflector import (
     TransformFunc,
     WatchErrorHandler,
 )
+from kcontrol.informers._scope import CacheScope
 from kcontrol.informers._shared_informer import (
     MINIMUM_RESYNC_PERIOD,
     SharedIndexInformer,
@@ -69,6 +71,7 @@ __all__ = [
     "NAMESPACE_INDEX",
     "BackoffManager",
     "CacheReader",
+    "CacheScope",
     "DeletedFinalStateUnknown",
     "ExponentialBackoff",
     "InactivityTimeoutError",

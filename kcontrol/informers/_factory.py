@@ -11,6 +11,13 @@ factory takes a function that tweaks the ``ListOptions`` instead): an informer's
 take nothing else from the caller, so the keywords say all there is to choose. The factory
 builds the :class:`~kcontrol.client.ListOptions` the informer carries from them, once.
 
+A factory can be narrowed per resource (``scopes``, :class:`~kcontrol.informers.CacheScope`:
+controller-runtime's ``cache.Options.ByObject``) and for all namespaced resources
+(``namespace``): the informer :meth:`~SharedInformerFactory.for_resource` makes when asked
+without a namespace or selectors is then the narrowed one, and asking for a namespace outside
+the scope raises :class:`~kcontrol.errors.OutsideCacheScope` rather than starting a watch
+the operator's RBAC may refuse (:mod:`kcontrol.informers._scope`).
+
 ``metadata_only=True`` (controller-runtime's ``builder.OnlyMetadata``, client-go's
 ``metadatainformer``) makes an informer that lists and watches ``PartialObjectMetadata``
 through the client's ``metadata_only()`` view and caches ``apiVersion``, ``kind`` (the
@@ -34,13 +41,16 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+from collections.abc import Mapping
 from typing import NamedTuple
 
 from kcontrol.client import SHARD_BY_NAMESPACE, ListOptions, Reader, Resource, ShardSelector
 from kcontrol.clock import Clock
+from kcontrol.errors import OutsideCacheScope
 from kcontrol.informers._lister import Lister
 from kcontrol.informers._metadata import metadata_reader
 from kcontrol.informers._reflector import ReflectorOptions, TransformFunc
+from kcontrol.informers._scope import CacheScope, join_selectors
 from kcontrol.informers._shared_informer import SharedIndexInformer
 
 __all__ = ["SharedInformerFactory"]
@@ -57,6 +67,7 @@ class SharedInformerFactory:
     """Creates and runs shared informers; see the module docstring.
 
     ``namespace`` restricts every informer of a namespaced resource (None: all namespaces);
+    ``scopes`` narrows the informers of some resources further (module docstring);
     ``resync_period`` is the informers' default handler resync period (seconds, 0: never);
     ``transform`` is applied to every object of every informer before it is cached (it can
     dispatch on ``obj["kind"]``, which is always set). ``shard``: every informer lists and
@@ -75,8 +86,16 @@ class SharedInformerFactory:
         clock: Clock | None = None,
         reflector_options: ReflectorOptions | None = None,
         shard: ShardSelector | None = None,
+        scopes: Mapping[Resource, CacheScope] | None = None,
     ) -> None:
         self._client = client
+        self._scopes = dict(scopes or {})
+        for resource, scope in self._scopes.items():
+            if scope.namespace and namespace and scope.namespace != namespace:
+                raise ValueError(
+                    f"the scope of {resource.plural} (namespace {scope.namespace!r}) is outside "
+                    f"the factory's namespace {namespace!r}"
+                )
         self._shard = shard
         self._namespace = namespace
         self._resync_period = resync_period
@@ -99,16 +118,19 @@ class SharedInformerFactory:
     ) -> SharedIndexInformer:
         """The shared informer for this collection, created on first request.
 
-        ``namespace`` defaults to the factory's; an empty selector selects everything, as
+        ``namespace`` defaults to the resource's scope's, then to the factory's; a namespace
+        outside those raises :class:`~kcontrol.errors.OutsideCacheScope`. The scope's
+        selectors apply beside the ones given; an empty selector selects everything, as
         ``None`` does. ``metadata_only`` caches each object's ``apiVersion``/``kind``/
         ``metadata`` only (module docstring); the client must have a ``metadata_only()``
         view (:class:`TypeError` otherwise). If the factory is running, a new informer
         starts at once.
         """
-        if not resource.namespaced:
-            namespace = None
-        elif namespace is None:
-            namespace = self._namespace
+        scope = self._scopes.get(resource)
+        if scope is not None:
+            label_selector = join_selectors(scope.label_selector, label_selector)
+            field_selector = join_selectors(scope.field_selector, field_selector)
+        namespace = self._namespace_for(resource, namespace, scope)
         shard = self._shard
         if shard is not None and shard.key == SHARD_BY_NAMESPACE and not resource.namespaced:
             shard = None  # a cluster-scoped object has no namespace to hash
@@ -134,6 +156,23 @@ class SharedInformerFactory:
             if self._task_group is not None:
                 self._start(informer)
         return informer
+
+    def _namespace_for(
+        self, resource: Resource, namespace: str | None, scope: CacheScope | None
+    ) -> str | None:
+        """The namespace of ``resource``'s informer when ``namespace`` is asked for."""
+        if not resource.namespaced:
+            return None
+        bound = (scope.namespace if scope is not None else None) or self._namespace
+        if namespace is None or namespace == bound:
+            return bound
+        if bound is not None:
+            raise OutsideCacheScope(
+                f"{resource.plural} of namespace {namespace!r} are outside this cache, which "
+                f"holds namespace {bound!r} only: read them from the API, or widen the cache's "
+                "scope"
+            )
+        return namespace
 
     def lister(
         self,

@@ -14,7 +14,7 @@ from typing import Protocol, overload
 
 from kcontrol import labels
 from kcontrol.client import Object, Resource
-from kcontrol.errors import NotFound
+from kcontrol.errors import NotFound, OutsideCacheScope
 from kcontrol.informers._store import LABEL_INDEX_PREFIX, NAMESPACE_INDEX, Indexer
 
 __all__ = ["LabelSelector", "Lister"]
@@ -27,11 +27,23 @@ class LabelSelector(Protocol):
 
 
 class Lister:
-    """Reads ``resource`` objects from ``indexer`` (an informer's cache)."""
+    """Reads ``resource`` objects from ``indexer`` (an informer's cache). ``namespace``: the
+    one namespace the cache holds (an informer of one namespace); a read in another raises
+    :class:`~kcontrol.errors.OutsideCacheScope` instead of answering "not found"."""
 
-    def __init__(self, indexer: Indexer, resource: Resource) -> None:
+    def __init__(self, indexer: Indexer, resource: Resource, namespace: str | None = None) -> None:
         self._indexer = indexer
         self._resource = resource
+        self._namespace = namespace if resource.namespaced else None
+
+    def _check_namespace(self, namespace: str | None) -> None:
+        if self._namespace and namespace and namespace != self._namespace:
+            resource = self._resource
+            raise OutsideCacheScope(
+                f"{resource.plural} in namespace {namespace!r} are not cached: this cache "
+                f"holds namespace {self._namespace!r} only; read them from the API "
+                "(client.get / client.list) or widen the cache's scope"
+            )
 
     @property
     def resource(self) -> Resource:
@@ -51,6 +63,7 @@ class Lister:
         if second is None:
             name, key = first, first
         else:
+            self._check_namespace(first)
             name = second
             key = f"{first}/{second}" if first and self._resource.namespaced else second
         obj = self._indexer.get_by_key(key)
@@ -72,6 +85,7 @@ class Lister:
         it costs O(objects in namespace) - or, when the cache carries a
         :func:`~kcontrol.informers.label_index` on a label the selector requires one value
         of, O(objects with that value)."""
+        self._check_namespace(namespace)
         if isinstance(selector, str):
             selector = labels.parse(selector)
         items = None if selector is None else self._by_required_label(namespace, selector)

@@ -180,7 +180,7 @@ class SharedIndexInformer:
 
     def lister(self) -> Lister:
         """A :class:`Lister` over this informer's cache."""
-        return Lister(self._indexer, self._resource)
+        return Lister(self._indexer, self._resource, self._namespace)
 
     @property
     def last_sync_resource_version(self) -> str:

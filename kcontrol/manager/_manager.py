@@ -563,6 +563,7 @@ class Manager:
         return SharedInformerFactory(
             self._component_client(client, "shared-informers"),
             namespace=self._options.namespace,
+            scopes=self._options.cache_scopes,
             transform=INFORMER_TRANSFORM,
             shard=shard,
             reflector_options=None if shard is None else _CONSISTENT_FIRST_LIST,

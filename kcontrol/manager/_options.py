@@ -19,8 +19,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from kcontrol.client import ClientConfig, ConfigError, load_config
+from kcontrol.client import ClientConfig, ConfigError, Resource, load_config
 from kcontrol.errors import OptionsError
+from kcontrol.informers import CacheScope
 from kcontrol.leaderelection import LeaderElectionOptions
 from kcontrol.logging import LogFormat
 from kcontrol.serving import ServingOptions
@@ -119,7 +120,12 @@ class ManagerOptions:
       controllers declare, by name (``{"concurrent-deployment-syncs": 10}``; the others take
       their declared defaults);
     - ``namespace``: watch and cache only this namespace's objects of namespaced resources (an
-      operator with a Role rather than a ClusterRole); ``None``: every namespace;
+      operator with a Role rather than a ClusterRole); ``None``: every namespace. A cache
+      read in another namespace raises :class:`~kcontrol.errors.OutsideCacheScope`;
+    - ``cache_scopes``: what the shared caches hold of some resources
+      (:class:`~kcontrol.informers.CacheScope`: a namespace, label and field selectors;
+      controller-runtime's ``cache.Options.ByObject``), e.g.
+      ``{CONFIGMAPS: CacheScope(namespace="ops", label_selector="app=registry")}``;
     - ``verbosity`` and ``log_format``: the logs (``-v``, ``--log-format``);
     - ``event_loop``: the loop ``main()`` runs on (:data:`EVENT_LOOPS`); the library itself
       runs on any asyncio loop;
@@ -142,6 +148,7 @@ class ManagerOptions:
     controllers: tuple[str, ...] = ("*",)
     controller_flags: Mapping[str, Any] = field(default_factory=dict)
     namespace: str | None = None
+    cache_scopes: Mapping[Resource, CacheScope] = field(default_factory=dict)
     verbosity: int = 0
     log_format: LogFormat = "json"
     event_loop: str = "auto"

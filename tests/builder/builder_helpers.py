@@ -16,11 +16,13 @@ from kcontrol.manager import Manager, ManagerOptions
 T = TypeVar("T")
 
 
-def new_manager(plane: ControlPlane, **options: Any) -> Manager:
-    """An operator's Manager (its defaults) on the test apiserver, with its own registry;
-    ``options`` are :class:`ManagerOptions` fields."""
+def new_manager(plane: ControlPlane, *, user: str | None = None, **options: Any) -> Manager:
+    """An operator's Manager (its defaults) on the test apiserver, with its own registry,
+    as the administrator or as ``user`` (one of the plane's users); ``options`` are
+    :class:`ManagerOptions` fields."""
     defaults = ManagerOptions.for_operator("builder-test", **options)
-    client = replace(defaults.client, kubeconfig=str(plane.kubeconfig_path))
+    kubeconfig = plane.user_kubeconfig(user) if user else plane.kubeconfig_path
+    client = replace(defaults.client, kubeconfig=str(kubeconfig))
     return Manager(
         replace(defaults, client=client),
         name="builder-test",

@@ -11,8 +11,9 @@ from informers_fakes import ScriptedReader, node, page, pod, running, until
 import kcontrol.informers
 from kcontrol.client import DEPLOYMENTS, NAMESPACES, PODS, Object, Resource
 from kcontrol.clock import FakeClock
-from kcontrol.errors import NotFound
-from kcontrol.informers import IndexedStore, Lister, SharedInformerFactory
+from kcontrol.client import CONFIGMAPS, SECRETS
+from kcontrol.errors import NotFound, OutsideCacheScope
+from kcontrol.informers import CacheScope, IndexedStore, Lister, SharedInformerFactory
 from kcontrol.labels import SelectorError
 
 
@@ -34,7 +35,8 @@ def test_factory_shares_one_informer_per_collection() -> None:
     assert factory.for_resource(PODS, namespace="team") is pods
     assert pods.namespace == "team", "the factory's namespace is the default"
 
-    assert factory.for_resource(PODS, namespace="other") is not pods
+    with pytest.raises(OutsideCacheScope, match="holds namespace 'team' only"):
+        factory.for_resource(PODS, namespace="other")  # never wider than the factory's
     assert factory.for_resource(PODS, label_selector="app=web") is not pods
     assert factory.for_resource(PODS, field_selector="spec.nodeName=n1") is not pods
     assert factory.for_resource(PODS, label_selector="") is pods, "empty selector = none"
@@ -43,7 +45,53 @@ def test_factory_shares_one_informer_per_collection() -> None:
     namespaces = factory.for_resource(NAMESPACES, namespace="ignored")
     assert namespaces.namespace is None, "cluster-scoped resources ignore namespaces"
     assert factory.for_resource(NAMESPACES) is namespaces
-    assert len(factory.informers()) == 6
+    assert len(factory.informers()) == 5
+
+
+def test_a_scope_narrows_the_informer_of_its_resource_only() -> None:
+    factory = SharedInformerFactory(
+        ScriptedReader(),
+        scopes={
+            CONFIGMAPS: CacheScope(
+                namespace="ops", label_selector="app=registry", field_selector="metadata.name!=x"
+            )
+        },
+    )
+    maps = factory.for_resource(CONFIGMAPS)
+    assert maps.namespace == "ops"
+    assert maps._list_options.label_selector == "app=registry"
+    assert maps._list_options.field_selector == "metadata.name!=x"
+    assert factory.for_resource(CONFIGMAPS, namespace="ops") is maps
+    narrower = factory.for_resource(CONFIGMAPS, label_selector="tier=a")
+    assert narrower._list_options.label_selector == "app=registry,tier=a", "both apply"
+    with pytest.raises(OutsideCacheScope, match="configmaps of namespace 'app'"):
+        factory.for_resource(CONFIGMAPS, namespace="app")
+    secrets = factory.for_resource(SECRETS, namespace="app")
+    assert secrets.namespace == "app", "other resources are not narrowed"
+    assert factory.for_resource(SECRETS).namespace is None
+
+
+def test_a_scope_cannot_leave_the_factory_namespace() -> None:
+    with pytest.raises(ValueError, match="outside the factory's namespace 'team'"):
+        SharedInformerFactory(
+            ScriptedReader(), namespace="team", scopes={CONFIGMAPS: CacheScope(namespace="ops")}
+        )
+
+
+def test_a_lister_of_one_namespace_refuses_reads_elsewhere() -> None:
+    store = IndexedStore()
+    store.add(pod("a", namespace="team"))
+    lister = Lister(store, PODS, "team")
+    assert lister.get("team", "a")["metadata"]["name"] == "a"
+    assert [p["metadata"]["name"] for p in lister.list()] == ["a"]
+    assert [p["metadata"]["name"] for p in lister.list("team")] == ["a"]
+    with pytest.raises(NotFound):
+        lister.get("team", "b")
+    with pytest.raises(OutsideCacheScope, match="namespace 'other' are not cached"):
+        lister.get("other", "a")
+    with pytest.raises(OutsideCacheScope):
+        lister.list("other")
+    assert Lister(store, PODS).list("other") == [], "a lister of every namespace just has none"
 
 
 async def test_factory_runs_informers_created_before_and_after_start() -> None:
@@ -187,6 +235,7 @@ def test_public_surface_is_deliberate() -> None:
             "NAMESPACE_INDEX",
             "BackoffManager",
             "CacheReader",
+            "CacheScope",
             "DeletedFinalStateUnknown",
             "ExponentialBackoff",
             "InactivityTimeoutError",
