@@ -54,7 +54,9 @@ __all__ = [
 ]
 
 LogFormat = Literal["json", "console"]
+"""A log format: ``json`` or ``console`` (:data:`LOG_FORMATS`)."""
 LOG_FORMATS: tuple[LogFormat, ...] = ("json", "console")
+"""``--log-format``'s values: one JSON object per line (for a log collector) or aligned text."""
 
 _HANDLER_NAME = "kcontrol"
 _DEBUG_VERBOSITY = 4

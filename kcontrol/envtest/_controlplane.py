@@ -44,6 +44,8 @@ from kcontrol.envtest._process import (
 __all__ = ["ADMIN", "USERS", "ControlPlane"]
 
 ADMIN = "admin"
+"""The administrator (group ``system:masters``): the user of :attr:`ControlPlane.kubeconfig_path`
+and of :meth:`ControlPlane.token` by default."""
 USERS: dict[str, tuple[str, ...]] = {
     ADMIN: ("system:masters",),
     "alice": (),

@@ -38,6 +38,7 @@ __all__ = [
 ]
 
 DEFAULT_LEASE_NAME = "kcontrol-manager"
+"""The name of kcontrol-manager's Lease (in :data:`DEFAULT_LEASE_NAMESPACE`)."""
 DEFAULT_LEASE_NAMESPACE = "kube-system"
 """kcontrol-manager's own Lease, ``kube-system/kcontrol-manager``: beside kube-controller-manager
 (whose Lease is ``kube-system/kube-controller-manager``) both lead, each its own controllers."""

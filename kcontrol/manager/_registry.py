@@ -42,6 +42,8 @@ __all__ = [
 _log = get_logger(__name__)
 
 ENTRY_POINT_GROUP = "kcontrol.controllers"
+"""The entry-point group a package registers its controllers' :class:`ControllerSpec` in;
+kcontrol-manager loads every one (:meth:`ControllerRegistry.from_entry_points`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -167,12 +169,15 @@ so their informers warm up on standbys too.
 @dataclass(frozen=True, slots=True)
 class ControllerSpec:
     """A named controller factory; ``enabled_by_default`` is what ``*`` selects; ``flags``
-    are the command-line flags the controller declares (``--concurrent-...-syncs``)."""
+    are the command-line flags the controller declares (``--concurrent-...-syncs``);
+    ``shardable=False`` refuses ``--shards`` above 1 while the controller is enabled (its
+    work spans namespaces: the garbage collector's graph)."""
 
     name: str
     factory: ControllerFactory
     enabled_by_default: bool = True
     flags: tuple[ControllerFlag, ...] = ()
+    shardable: bool = True
 
 
 class ControllerRegistry:
@@ -224,11 +229,12 @@ class ControllerRegistry:
     def __len__(self) -> int:
         return len(self._specs)
 
-    def select(self, controllers: Sequence[str]) -> list[ControllerSpec]:
+    def select(self, controllers: Sequence[str], *, shards: int = 1) -> list[ControllerSpec]:
         """The specs that ``controllers`` (a ``--controllers`` list) enables, by name.
 
         Raises :class:`OptionsError` for entries naming no known controller, as
-        kube-controller-manager refuses them.
+        kube-controller-manager refuses them, and when ``shards`` (``--shards``) is above 1
+        and an enabled controller is not shardable.
         """
         for entry in controllers:
             name = entry.removeprefix("-")
@@ -237,11 +243,19 @@ class ControllerRegistry:
                 raise OptionsError(
                     f"--controllers: {entry!r} is not in the list of known controllers ({known})"
                 )
-        return [
+        selected = [
             spec
             for spec in self
             if controller_enabled(spec.name, controllers, spec.enabled_by_default)
         ]
+        unshardable = [spec.name for spec in selected if not spec.shardable]
+        if shards > 1 and unshardable:
+            raise OptionsError(
+                f"--controllers: {', '.join(unshardable)} cannot run with --shards={shards}: "
+                "its work spans every namespace; run it in a kcontrol-manager of its own "
+                "with --shards=1"
+            )
+        return selected
 
     @classmethod
     def from_entry_points(cls, group: str = ENTRY_POINT_GROUP) -> ControllerRegistry:

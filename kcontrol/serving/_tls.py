@@ -82,6 +82,7 @@ TLS_VERSIONS: Mapping[str, ssl.TLSVersion] = {
 TLS 1.0 and 1.1 at its default security level whatever the minimum."""
 
 DEFAULT_TLS_MIN_VERSION = "VersionTLS12"
+"""``--tls-min-version``'s default: TLS 1.2, as kube-controller-manager's."""
 
 CIPHER_SUITES: Mapping[str, str | None] = {
     # Go's tls.CipherSuites(), and the two legacy names component-base keeps.

@@ -70,8 +70,9 @@ def _exponential_buckets(start: float, factor: float, count: int) -> tuple[float
     return tuple(bounds)
 
 
-#: Upper bounds of both workqueue histograms: 1e-08 ... 10.0 seconds (plus ``+Inf``).
 DURATION_BUCKETS = _exponential_buckets(10e-9, 10, 10)
+"""Upper bounds of both workqueue histograms: 1e-08 ... 10.0 seconds (plus ``+Inf``), as
+client-go's, so KCM's dashboards read them unchanged."""
 # ``le`` label values, formatted as prometheus_client formats its own bucket bounds.
 _format_bound = cast("Callable[[float], str]", floatToGoString)
 _BUCKET_LABELS = [_format_bound(b) for b in DURATION_BUCKETS] + ["+Inf"]

@@ -44,8 +44,11 @@ __all__ = [
 ]
 
 KUBE_SCHEDULER = "kube-scheduler"
+"""The scheduler's component (and binary) name."""
 KUBE_CONTROLLER_MANAGER = "kube-controller-manager"
+"""kube-controller-manager's component (and binary) name."""
 KWOK = "kwok"
+"""kwok's component (and binary) name: it plays kubelet for the cluster's fake nodes."""
 COMPONENTS = (KUBE_SCHEDULER, KUBE_CONTROLLER_MANAGER, KWOK)
 """The components a :class:`Cluster` runs besides etcd and kube-apiserver, in start order."""
 

@@ -73,13 +73,22 @@ __all__ = [
 ]
 
 BEHAVIOR_LABEL = "kwok.kcontrol.io/behavior"
+"""The pod label choosing a lifecycle other than "Running and Ready after the ready delay"."""
 BEHAVIOR_NEVER_READY = "never-ready"
+""":data:`BEHAVIOR_LABEL` value: Running, its containers running but never ready."""
 BEHAVIOR_FAIL = "fail"
+""":data:`BEHAVIOR_LABEL` value: Running (not ready), then Failed after the fail delay."""
 BEHAVIOR_RESTART = "restart"
+""":data:`BEHAVIOR_LABEL` value: ready, then its containers restart every restart delay (a
+crash loop: ``restartCount`` + 1, not ready, ready again after the ready delay)."""
 READY_DELAY_ANNOTATION = "kwok.kcontrol.io/ready-delay"
+"""Pod annotation, a Go duration (``"1500ms"``): start -> Ready, over the cluster's delay."""
 FAIL_DELAY_ANNOTATION = "kwok.kcontrol.io/fail-delay"
+"""Pod annotation, a Go duration: how long a ``fail`` pod runs before it fails (1 s)."""
 RESTART_DELAY_ANNOTATION = "kwok.kcontrol.io/restart-delay"
+"""Pod annotation, a Go duration: the period of a ``restart`` pod's restarts (5 s)."""
 DELETE_DELAY_ANNOTATION = "kwok.kcontrol.io/delete-delay"
+"""Pod annotation, a Go duration: how long a deleted pod stays Terminating (default: none)."""
 
 NODE_ANNOTATION = "kwok.x-k8s.io/node"
 """Nodes annotated ``kwok.x-k8s.io/node: fake`` are the ones kwok manages (its convention)."""
