@@ -22,7 +22,9 @@ And writes through a client (any :class:`~kcontrol.client.Writer`):
 - :func:`patch_status`: a merge patch of the status subresource;
 - :func:`patch_finalizers`: the finalizer list, guarded by the resourceVersion;
 - :func:`apply` / :func:`apply_status`: server-side apply with a field manager; given a
-  ``reader`` (a cache), nothing is sent while the cached object already holds the fields.
+  ``reader`` (a cache), nothing is sent while the cached object already holds the fields;
+- :func:`patch_entries`: set or remove some keys of a map in an object many reconciles share
+  (a registry ConfigMap), with one merge patch that leaves the other keys alone.
 
 The functions that change an object do so in place: give them a copy the caller owns, never
 an object from a cache. Retrying a conflicting write is :mod:`kcontrol.retry`.
@@ -59,6 +61,7 @@ from kcontrol.controllerutil._owner import (
     set_owner_reference,
 )
 from kcontrol.controllerutil._patch import apply, apply_status, patch_status
+from kcontrol.controllerutil._shared import patch_entries
 from kcontrol.errors import AlreadyOwned
 
 __all__ = [
@@ -80,6 +83,7 @@ __all__ = [
     "is_status_condition_present_and_equal",
     "is_status_condition_true",
     "merge_patch",
+    "patch_entries",
     "patch_finalizers",
     "patch_status",
     "remove_controller_reference",

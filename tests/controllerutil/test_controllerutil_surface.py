@@ -29,6 +29,7 @@ SURFACES = {
         "is_status_condition_true",
         "holds_fields",
         "merge_patch",
+        "patch_entries",
         "patch_finalizers",
         "patch_status",
         "remove_controller_reference",
