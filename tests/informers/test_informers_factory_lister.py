@@ -9,9 +9,8 @@ import pytest
 from informers_fakes import ScriptedReader, node, page, pod, running, until
 
 import kcontrol.informers
-from kcontrol.client import DEPLOYMENTS, NAMESPACES, PODS, Object, Resource
+from kcontrol.client import CONFIGMAPS, DEPLOYMENTS, NAMESPACES, PODS, SECRETS, Object, Resource
 from kcontrol.clock import FakeClock
-from kcontrol.client import CONFIGMAPS, SECRETS
 from kcontrol.errors import NotFound, OutsideCacheScope
 from kcontrol.informers import CacheScope, IndexedStore, Lister, SharedInformerFactory
 from kcontrol.labels import SelectorError
