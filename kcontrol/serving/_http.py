@@ -6,14 +6,17 @@ and probes, so this is a server for exactly that, in the spirit of Go's ``net/ht
 kube-controller-manager runs it, and no more:
 
 - a request is its header: the request line and the header fields, lines ending in CRLF or a
-  bare LF (as Go reads them). No body is read: a request that announces one
-  (``Content-Length`` above 0, or any ``Transfer-Encoding``) is answered, and then the
-  connection is closed, so the body is never taken for the next request;
+  bare LF (as Go reads them), and - on a listener that reads bodies
+  (``ConnectionLimits.max_body_bytes``, the webhook server's) - a body of ``Content-Length``
+  bytes. Otherwise no body is read: a request that announces one (``Content-Length`` above 0,
+  or any ``Transfer-Encoding``) is answered, and then the connection is closed, so the body
+  is never taken for the next request;
 - ``HTTP/1.0`` and ``HTTP/1.1`` (keep-alive unless ``Connection: close``; ``HTTP/1.0`` only
   with ``Connection: keep-alive``); any other version is ``505``. A malformed request line or
   header field is ``400`` and closes the connection;
-- ``GET`` and ``HEAD`` (the same answer without its body) on a route; any other method is
-  ``405`` with ``Allow``; a path without a route is ``404``;
+- ``GET`` and ``HEAD`` (the same answer without its body) on a route, or the methods the route
+  was added with (``POST`` for a webhook); any other method is ``405`` with ``Allow``; a path
+  without a route is ``404``;
 - every response has a ``Content-Length`` and a ``Date``.
 
 Connections, their limits and TLS are :mod:`kcontrol.serving._listener`'s.
@@ -62,7 +65,8 @@ class Request:
     value sent (as Go's ``Header.Get``); ``query`` maps each parameter to its values
     (``?verbose`` is ``{"verbose": [""]}``); ``path`` is percent-decoded. ``tail`` is the
     segment after a route's prefix (:meth:`App.add` with ``subpath``). ``transport`` is the
-    connection's, for its peer address and TLS details."""
+    connection's, for its peer address and TLS details. ``body`` is the request's body when
+    the listener reads bodies (``body_read``), else empty."""
 
     method: str
     target: str
@@ -72,10 +76,13 @@ class Request:
     headers: dict[str, str]
     transport: asyncio.BaseTransport | None = None
     tail: str | None = None
+    body: bytes = b""
+    body_read: bool = False
 
     @property
     def has_body(self) -> bool:
-        """Whether a body follows the header (never read: the connection closes after)."""
+        """Whether a body follows the header (unless :attr:`body_read`, the connection closes
+        after the answer, the body unread)."""
         length = self.headers.get("content-length", "0").strip()
         return "transfer-encoding" in self.headers or length not in ("", "0")
 
@@ -203,22 +210,32 @@ def error_response(status: int, message: str = "") -> Response:
     return Response.text(f"{status} {text}\n", status, {"X-Content-Type-Options": "nosniff"})
 
 
+_READ_METHODS = ("GET", "HEAD")
+
+
 class App:
-    """Routes ``GET`` paths to handlers behind ``filters`` (outermost first), which see every
+    """Routes paths to handlers behind ``filters`` (outermost first), which see every
     request before it is routed (an unknown path is refused by authentication all the
     same, as the API server refuses it)."""
 
     def __init__(self, filters: Iterable[Filter] = ()) -> None:
         self._filters = list(filters)
-        self._routes: dict[str, Handler] = {}
-        self._subpaths: dict[str, Handler] = {}
+        self._routes: dict[str, tuple[Handler, tuple[str, ...]]] = {}
+        self._subpaths: dict[str, tuple[Handler, tuple[str, ...]]] = {}
 
-    def add(self, path: str, handler: Handler, *, subpath: bool = False) -> None:
-        """Serve ``path`` with ``handler``; with ``subpath``, also ``path/<segment>``, the
-        segment in :attr:`Request.tail`."""
-        self._routes[path] = handler
+    def add(
+        self,
+        path: str,
+        handler: Handler,
+        *,
+        subpath: bool = False,
+        methods: tuple[str, ...] = _READ_METHODS,
+    ) -> None:
+        """Serve ``path`` with ``handler`` for ``methods`` (``GET`` and ``HEAD`` by default);
+        with ``subpath``, also ``path/<segment>``, the segment in :attr:`Request.tail`."""
+        self._routes[path] = (handler, methods)
         if subpath:
-            self._subpaths[path.rstrip("/") + "/"] = handler
+            self._subpaths[path.rstrip("/") + "/"] = (handler, methods)
 
     async def __call__(self, request: Request) -> Response:
         """The answer to ``request``, through the filters and the routes."""
@@ -229,16 +246,17 @@ class App:
 
     async def _route(self, request: Request) -> Response:
         path = request.path
-        handler = self._routes.get(path)
-        if handler is None:
+        route = self._routes.get(path)
+        if route is None:
             prefix, _, tail = path.rpartition("/")
-            handler = self._subpaths.get(prefix + "/") if tail else None
-            if handler is None:
+            route = self._subpaths.get(prefix + "/") if tail else None
+            if route is None:
                 return error_response(404, "page not found")
             request.tail = tail
-        if request.method not in ("GET", "HEAD"):
+        handler, methods = route
+        if request.method not in methods:
             response = error_response(405, "method not allowed")
-            response.headers["Allow"] = "GET, HEAD"
+            response.headers["Allow"] = ", ".join(methods)
             return response
         return await handler(request)
 

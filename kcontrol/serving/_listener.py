@@ -15,6 +15,11 @@ which also bounds the TLS handshake), closes a kept-alive connection idle for 90
 - a header of more than ``max_header_bytes`` is answered ``431 Request Header Fields Too
   Large`` and the connection closed. That is the only limit on a header, as in Go: no line
   length limit of its own;
+- bodies are read only where ``max_body_bytes`` is above 0 (the webhook server; the secure
+  port serves ``GET`` only and closes a connection whose request has a body): a body of
+  ``Content-Length`` bytes, complete within ``header_timeout`` of the header's end; a larger
+  one is answered ``413 Request Entity Too Large``, a chunked one (no length)
+  ``411 Length Required``, and the connection closed;
 - at most ``max_connections`` connections are open, handshakes included: kcontrol's own
   limit (kube-controller-manager has none; in this process the file descriptors are also
   the informers' and the Lease's). A connection accepted at the limit closes the open
@@ -115,17 +120,21 @@ class ConnectionLimits:
     idle_timeout: float = IDLE_TIMEOUT
     max_header_bytes: int = MAX_HEADER_BYTES
     max_connections: int = MAX_CONNECTIONS
+    max_body_bytes: int = 0
 
     def __post_init__(self) -> None:
         if not (self.header_timeout > 0 and self.idle_timeout > 0):
             raise ValueError("connection timeouts must be positive")
         if self.max_header_bytes < 1 or self.max_connections < 1:
             raise ValueError("max_header_bytes and max_connections must be at least 1")
+        if self.max_body_bytes < 0:
+            raise ValueError("max_body_bytes must not be negative")
 
 
 class _State(enum.Enum):
     HANDSHAKE = "handshake"  # accepted; TLS handshake under way
     HEADER = "header"  # waiting for, or reading, a request header: header_timeout runs
+    BODY = "body"  # reading a request body: header_timeout runs again
     BUSY = "busy"  # a request in progress: no deadline of ours
     IDLE = "idle"  # kept alive between requests: idle_timeout runs
 
@@ -147,6 +156,7 @@ class _Connection(asyncio.Protocol):
         self._buffer = bytearray()
         self._scanned = 0  # bytes of the buffer known to hold no header end
         self._request: asyncio.Task[None] | None = None
+        self._reading: tuple[Request, int] | None = None  # a request whose body is read
         self._writable: asyncio.Future[None] | None = None  # while writing is paused
         self._eof = False
         self._refused = False
@@ -177,6 +187,8 @@ class _Connection(asyncio.Protocol):
         self._buffer += data
         if self.state is _State.HEADER:
             self._read_header()
+        elif self.state is _State.BODY:
+            self._read_body()
         elif len(self._buffer) > self._listener.limits.max_header_bytes:
             # Requests sent ahead of an answer: no more until it is written. (Reading goes
             # on otherwise, so a client that hangs up is seen and its request cancelled.)
@@ -226,8 +238,49 @@ class _Connection(asyncio.Protocol):
             self.transport.close()
             return
         request.transport = self.transport
+        if request.has_body and self._listener.limits.max_body_bytes > 0:
+            self._start_body(request)
+            return
         self._enter(_State.BUSY)
         self._request = self._listener.start(self._serve(request))
+
+    def _start_body(self, request: Request) -> None:
+        if "transfer-encoding" in request.headers:
+            self._refuse(411, "a request body needs a Content-Length")
+            return
+        length_text = request.headers.get("content-length", "").strip()
+        if not length_text.isdigit():
+            self._refuse(400, "malformed Content-Length")
+            return
+        length = int(length_text)
+        if length > self._listener.limits.max_body_bytes:
+            self._refuse(413, f"request body over {self._listener.limits.max_body_bytes} bytes")
+            return
+        self._reading = (request, length)
+        self._enter(_State.BODY)
+        self._read_body()
+
+    def _read_body(self) -> None:
+        assert self._reading is not None
+        request, length = self._reading
+        if len(self._buffer) < length:
+            return
+        request.body = bytes(self._buffer[:length])
+        request.body_read = True
+        del self._buffer[:length]
+        self._reading = None
+        self._enter(_State.BUSY)
+        self._request = self._listener.start(self._serve(request))
+
+    def _refuse(self, status: int, message: str) -> None:
+        """Answer ``status`` and close: the rest of the request is never read."""
+        _log.debug("refusing a request body; closing the connection", status=status)
+        self._refused = True
+        self._cancel_deadline()
+        assert self.transport is not None
+        response = error_response(status, message)
+        self.transport.write(render_response(response, head_only=False, close=True))
+        self.transport.close()
 
     async def _serve(self, request: Request) -> None:
         try:
@@ -238,7 +291,7 @@ class _Connection(asyncio.Protocol):
         transport = self.transport
         if self._closed or transport is None:
             return
-        close = request.has_body or not request.keep_alive or self._eof
+        close = (request.has_body and not request.body_read) or not request.keep_alive or self._eof
         head_only = request.method == "HEAD"
         transport.write(render_response(response, head_only=head_only, close=close))
         if close:  # a body is never read: it must not be taken for the next request
@@ -308,6 +361,10 @@ class _Connection(asyncio.Protocol):
         if state is _State.HEADER:
             self._deadline = loop.call_later(
                 limits.header_timeout, self.abort, "no complete request header in time"
+            )
+        elif state is _State.BODY:
+            self._deadline = loop.call_later(
+                limits.header_timeout, self.abort, "no complete request body in time"
             )
         elif state is _State.IDLE:
             self._deadline = loop.call_later(limits.idle_timeout, self.abort, "idle for too long")
