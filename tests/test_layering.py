@@ -39,6 +39,8 @@ LAYERS: dict[str, int] = {
     "kcontrol.leaderelection": 3,
     # Secure serving of metrics and health checks: any manager (or program) uses it.
     "kcontrol.serving": 3,
+    # Admission webhooks served on the same listener (controller-runtime's pkg/webhook).
+    "kcontrol.webhook": 3,
     "kcontrol.manager": 4,
     # The operator layer: controller-runtime's builder, predicates and handlers on the manager.
     "kcontrol.builder": 5,

@@ -1,0 +1,151 @@
+"""The webhook server: admission (and later conversion) webhooks over HTTPS, on the listener
+the secure port uses (:mod:`kcontrol.serving._listener`), with its limits and timeouts, plus
+request bodies - controller-runtime's ``webhook.Server``.
+
+- Certificates: ``cert_file``/``key_file`` (a pair a cert-manager ``Certificate`` or the
+  operator's chart provides), reloaded when the files change (checked every 10 s:
+  controller-runtime's ``certwatcher``); or, without them, a self-signed pair generated into
+  ``cert_dir`` for ``hosts`` (kept across restarts while it loads) - for development: the
+  webhook configurations must then carry :attr:`WebhookServer.ca_bundle`.
+- Requests: ``POST`` only, bodies up to :data:`MAX_BODY_BYTES` (an ``AdmissionReview``
+  holds the object and the old one; the API server's own limit on an object is 3 MiB);
+  the connection limits are the secure port's (:class:`~kcontrol.serving.ConnectionLimits`).
+- No authentication of the caller, as controller-runtime's default: the API server calls
+  webhooks without credentials unless configured to; restrict who reaches the port with a
+  NetworkPolicy (``deploy/`` shows one).
+- :meth:`WebhookServer.run` serves until cancelled; :meth:`WebhookServer.wait_ready` returns
+  once it listens (the manager's ``/readyz`` waits for it). Served by every replica: webhooks
+  are stateless, so a Service spreads the calls over all of them, leaders or not.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Final
+
+from kcontrol.logging import get_logger
+from kcontrol.serving import ConnectionLimits
+from kcontrol.serving._http import App, Handler
+from kcontrol.serving._listener import serve_app
+from kcontrol.serving._tls import ServingTLS, ensure_self_signed
+
+__all__ = ["DEFAULT_WEBHOOK_PORT", "MAX_BODY_BYTES", "WebhookOptions", "WebhookServer"]
+
+_log = get_logger(__name__)
+
+DEFAULT_WEBHOOK_PORT: Final = 9443
+"""controller-runtime's default webhook port."""
+
+MAX_BODY_BYTES: Final = 8 << 20
+"""The largest request body read, 8 MiB: an AdmissionReview of an object and its old version
+at the API server's 3 MiB limit each, plus their encoding."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class WebhookOptions:
+    """Where and how the webhook server listens (module docstring): ``port`` (0: a free
+    one), ``bind_address``, a certificate pair (``cert_file``/``key_file``) or a directory
+    for a generated one (``cert_dir``; default: a new temporary directory) valid for
+    ``hosts``."""
+
+    port: int = DEFAULT_WEBHOOK_PORT
+    bind_address: str = "0.0.0.0"
+    cert_file: Path | None = None
+    key_file: Path | None = None
+    cert_dir: Path | None = None
+    hosts: Sequence[str] = field(default=("localhost", "127.0.0.1"))
+
+    def __post_init__(self) -> None:
+        if (self.cert_file is None) != (self.key_file is None):
+            raise ValueError("a webhook certificate needs both cert_file and key_file")
+
+
+class WebhookServer:
+    """Serves the handlers :meth:`register`\\ ed at their paths (module docstring)."""
+
+    def __init__(
+        self, options: WebhookOptions | None = None, *, limits: ConnectionLimits | None = None
+    ) -> None:
+        self.options = options or WebhookOptions()
+        base = limits or ConnectionLimits()
+        self._limits = ConnectionLimits(
+            header_timeout=base.header_timeout,
+            idle_timeout=base.idle_timeout,
+            max_header_bytes=base.max_header_bytes,
+            max_connections=base.max_connections,
+            max_body_bytes=MAX_BODY_BYTES,
+        )
+        self._app = App()
+        self._paths: list[str] = []
+        self._tls: ServingTLS | None = None
+        self._ready = asyncio.Event()
+        self._port = 0
+        self._tls_cert_file: Path | None = None
+
+    def register(self, path: str, handler: Handler) -> None:
+        """Serve ``handler`` for ``POST path``; before :meth:`run`."""
+        if not path.startswith("/"):
+            raise ValueError(f"a webhook path starts with '/': {path!r}")
+        if path in self._paths:
+            raise ValueError(f"a webhook is registered at {path} already")
+        self._app.add(path, handler, methods=("POST",))
+        self._paths.append(path)
+
+    @property
+    def paths(self) -> list[str]:
+        """The registered paths, in order."""
+        return list(self._paths)
+
+    @property
+    def port(self) -> int:
+        """The port it listens on (once ready)."""
+        return self._port
+
+    @property
+    def ca_bundle(self) -> bytes:
+        """The serving certificate (PEM), once ready: the ``caBundle`` of the webhook
+        configurations when the certificate is self-signed."""
+        if self._tls_cert_file is None:
+            raise RuntimeError("the webhook server has not loaded its certificate yet")
+        return self._tls_cert_file.read_bytes()
+
+    def ready(self) -> bool:
+        return self._ready.is_set()
+
+    async def wait_ready(self) -> None:
+        await self._ready.wait()
+
+    async def run(self) -> None:
+        """Load the certificate, listen, and serve until cancelled."""
+        options = self.options
+        if options.cert_file is not None and options.key_file is not None:
+            cert_file, key_file = options.cert_file, options.key_file
+        else:
+            directory = options.cert_dir or Path(tempfile.mkdtemp(prefix="kcontrol-webhook-"))
+            cert_file, key_file = ensure_self_signed(directory, list(options.hosts))
+        self._tls_cert_file = cert_file
+        tls = ServingTLS(cert_file, key_file)
+        tls.load()
+        self._tls = tls
+
+        async with serve_app(
+            self._app,
+            options.bind_address,
+            options.port,
+            ssl_context=lambda: tls.context,
+            limits=self._limits,
+            what="webhooks",
+        ) as listener:
+            self._port = listener.port
+            self._ready.set()
+            _log.info("serving webhooks", port=listener.port, paths=self._paths)
+            try:
+                async with asyncio.TaskGroup() as tasks:
+                    tasks.create_task(listener.serve(), name="accept webhook connections")
+                    tasks.create_task(tls.run(), name="webhook certificate reload")
+            finally:
+                self._ready.clear()

@@ -1,0 +1,27 @@
+"""kcontrol.webhook's public surface: a deliberate list."""
+
+from __future__ import annotations
+
+import kcontrol.webhook as package
+
+
+def test_public_surface() -> None:
+    assert sorted(package.__all__) == sorted(
+        [
+            "ADMISSION_TIMEOUT",
+            "DEFAULT_WEBHOOK_PORT",
+            "MAX_BODY_BYTES",
+            "AdmissionRequest",
+            "AdmissionWebhook",
+            "Defaulter",
+            "Denied",
+            "FieldError",
+            "Validator",
+            "WebhookOptions",
+            "WebhookServer",
+            "admission_configuration",
+            "json_patch",
+        ]
+    )
+    for name in package.__all__:
+        assert hasattr(package, name)
