@@ -20,6 +20,8 @@ handlers and reconcile contract, on kcontrol's informers, queue and runner).
   ``build`` returns its :class:`~kcontrol.manager.ControllerSpec` (for entry points).
 - :class:`Request` and the :data:`Reconcile` / :data:`Finalize` contracts; ``Result`` is
   :class:`kcontrol.controller.Result`.
+- :func:`webhook_managed_by`: a resource's admission webhooks (a defaulter, a validator),
+  served by the manager at controller-runtime's paths (:func:`webhook_path`).
 - Predicates (:func:`generation_changed`, :func:`labels_changed`, ...) and the event handlers
   (:func:`enqueue_for_owner`, :data:`MapFunc`).
 """
@@ -49,6 +51,7 @@ from kcontrol.builder._predicates import (
     resource_version_changed,
 )
 from kcontrol.builder._request import Finalize, Reconcile, Request
+from kcontrol.builder._webhook import WebhookBuilder, webhook_managed_by, webhook_path
 from kcontrol.controller import Result
 
 __all__ = [
@@ -63,6 +66,7 @@ __all__ = [
     "ReconcileFactory",
     "Request",
     "Result",
+    "WebhookBuilder",
     "and_",
     "annotations_changed",
     "controller_managed_by",
@@ -74,4 +78,6 @@ __all__ = [
     "not_",
     "or_",
     "resource_version_changed",
+    "webhook_managed_by",
+    "webhook_path",
 ]

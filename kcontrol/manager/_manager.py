@@ -139,6 +139,8 @@ from kcontrol.manager._registry import (
     resolve_controller_flags,
 )
 from kcontrol.serving import HealthServer, SecureServer
+from kcontrol.serving._http import Handler
+from kcontrol.webhook import WebhookServer
 
 __all__ = [
     "COMPONENT",
@@ -244,6 +246,7 @@ class Manager:
         """Reads from the shared informers' caches (see :class:`~kcontrol.informers.CacheReader`):
         ``await manager.cache.get(WEBSITES, name, namespace=ns)``; while running."""
         self._retired_watch_events: dict[tuple[str, str], int] = {}
+        self._webhooks: list[tuple[str, Handler]] = []
         self._registry.register(_InformerSizes(self._informer_sizes))
         self._configure(options)
 
@@ -279,7 +282,8 @@ class Manager:
     def _configure(self, options: ManagerOptions) -> None:
         """Adopt ``options``: everything built from them is (re)built here, before :meth:`run`."""
         options.validate()
-        self._controllers.select(options.controllers)  # unknown names fail here, not later
+        # Unknown names, and unshardable controllers with --shards above 1, fail here.
+        self._controllers.select(options.controllers, shards=options.election.shards)
         resolve_controller_flags(self._controllers.flags(), options.controller_flags)
         self._options = options
         self.identity = options.election.identity or default_identity()
@@ -300,8 +304,14 @@ class Manager:
             if serving.secure_port
             else None
         )
+        self.webhook_server = WebhookServer(options.webhook)
+        """Serves the webhooks added with :meth:`add_webhook` (the builder's
+        :func:`~kcontrol.builder.webhook_managed_by`), while running."""
+        for path, handler in self._webhooks:
+            self.webhook_server.register(path, handler)
         self.health.add_livez_check(HealthzAdaptor.name, self._election_health.check)
         self.health.add_readyz_check("api-server", self._check_api_server_healthy)
+        self.health.add_readyz_check("webhooks", self._check_webhooks_served)
         self.health.add_readyz_check("informer-sync", self._check_informers_synced)
         self.health.add_readyz_check("shutdown", self._check_not_shutting_down)
 
@@ -317,6 +327,16 @@ class Manager:
         if self._task is not None:
             raise RuntimeError("add controllers before the manager runs")
         self._controllers.add(spec)
+
+    def add_webhook(self, path: str, handler: Handler) -> None:
+        """Serve ``handler`` (an :class:`~kcontrol.webhook.AdmissionWebhook`, or any handler
+        of ``POST`` requests) at ``path`` of the webhook server, which runs - on every
+        replica, leading or not: webhooks are stateless - once any webhook is added. Add
+        before :meth:`run`; ``/readyz`` waits until the server listens."""
+        if self._task is not None:
+            raise RuntimeError("add webhooks before the manager runs")
+        self.webhook_server.register(path, handler)
+        self._webhooks.append((path, handler))
 
     @property
     def client(self) -> Client:
@@ -404,6 +424,10 @@ class Manager:
         pending = [i.resource.plural for i in informers.informers() if not i.has_synced()]
         if pending:
             raise RuntimeError(f"informers not synced: {', '.join(pending)}")
+
+    def _check_webhooks_served(self) -> None:
+        if self._webhooks and not self.webhook_server.ready():
+            raise RuntimeError("the webhook server is not listening yet")
 
     def _check_not_shutting_down(self) -> None:
         if self._shutting_down:
@@ -499,6 +523,8 @@ class Manager:
                 owned.append(infrastructure.create_task(self.serving.run(config), name="serving"))
             if options.serving.metrics_port:
                 owned.append(infrastructure.create_task(self.health.run(), name="health"))
+            if self._webhooks:
+                owned.append(infrastructure.create_task(self.webhook_server.run(), name="webhooks"))
             try:
                 if isinstance(client, ApiClient):
                     await wait_for_api_server(client)

@@ -25,6 +25,7 @@ from kcontrol.informers import CacheScope
 from kcontrol.leaderelection import LeaderElectionOptions
 from kcontrol.logging import LogFormat
 from kcontrol.serving import ServingOptions
+from kcontrol.webhook import WebhookOptions
 
 __all__ = [
     "DEFAULT_LEASE_NAME",
@@ -127,6 +128,8 @@ class ManagerOptions:
       (:class:`~kcontrol.informers.CacheScope`: a namespace, label and field selectors;
       controller-runtime's ``cache.Options.ByObject``), e.g.
       ``{CONFIGMAPS: CacheScope(namespace="ops", label_selector="app=registry")}``;
+    - ``webhook``: where the webhook server listens and its certificate
+      (:class:`~kcontrol.webhook.WebhookOptions`; served only when webhooks are added);
     - ``verbosity`` and ``log_format``: the logs (``-v``, ``--log-format``);
     - ``event_loop``: the loop ``main()`` runs on (:data:`EVENT_LOOPS`); the library itself
       runs on any asyncio loop;
@@ -150,6 +153,7 @@ class ManagerOptions:
     controller_flags: Mapping[str, Any] = field(default_factory=dict)
     namespace: str | None = None
     cache_scopes: Mapping[Resource, CacheScope] = field(default_factory=dict)
+    webhook: WebhookOptions = field(default_factory=WebhookOptions)
     verbosity: int = 0
     log_format: LogFormat = "json"
     event_loop: str = "auto"
