@@ -5,6 +5,9 @@ controller-runtime's ``pkg/webhook``.
   a copy of the object; the JSON Patch is computed) or a validator (warnings to allow,
   :class:`Denied` with :class:`FieldError`\\ s to refuse); :meth:`AdmissionWebhook.review`
   takes and returns the review dicts, for tests.
+- :class:`ConversionWebhook` converts custom resources between their versions through a hub
+  (one :class:`Spoke` - ``to_hub``/``from_hub`` - per other version); :func:`round_trip`
+  checks that nothing is lost.
 - :class:`WebhookServer` serves them on the secure port's listener with request bodies,
   certificates from files (reloaded) or generated (:class:`WebhookOptions`).
 - :func:`json_patch`: the RFC 6902 patch between two documents.
@@ -25,6 +28,7 @@ from kcontrol.webhook._admission import (
     Validator,
 )
 from kcontrol.webhook._configuration import admission_configuration
+from kcontrol.webhook._conversion import ConversionWebhook, Converter, Spoke, round_trip
 from kcontrol.webhook._jsonpatch import json_patch
 from kcontrol.webhook._server import (
     DEFAULT_WEBHOOK_PORT,
@@ -39,12 +43,16 @@ __all__ = [
     "MAX_BODY_BYTES",
     "AdmissionRequest",
     "AdmissionWebhook",
+    "ConversionWebhook",
+    "Converter",
     "Defaulter",
     "Denied",
     "FieldError",
+    "Spoke",
     "Validator",
     "WebhookOptions",
     "WebhookServer",
     "admission_configuration",
     "json_patch",
+    "round_trip",
 ]

@@ -13,14 +13,18 @@ def test_public_surface() -> None:
             "MAX_BODY_BYTES",
             "AdmissionRequest",
             "AdmissionWebhook",
+            "ConversionWebhook",
+            "Converter",
             "Defaulter",
             "Denied",
             "FieldError",
+            "Spoke",
             "Validator",
             "WebhookOptions",
             "WebhookServer",
             "admission_configuration",
             "json_patch",
+            "round_trip",
         ]
     )
     for name in package.__all__:
