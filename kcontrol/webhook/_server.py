@@ -31,7 +31,7 @@ from kcontrol.logging import get_logger
 from kcontrol.serving import ConnectionLimits
 from kcontrol.serving._http import App, Handler
 from kcontrol.serving._listener import serve_app
-from kcontrol.serving._tls import ServingTLS, ensure_self_signed
+from kcontrol.serving._tls import CERT_RELOAD_INTERVAL, ServingTLS, ensure_self_signed
 
 __all__ = ["DEFAULT_WEBHOOK_PORT", "MAX_BODY_BYTES", "WebhookOptions", "WebhookServer"]
 
@@ -48,9 +48,9 @@ at the API server's 3 MiB limit each, plus their encoding."""
 @dataclass(frozen=True, slots=True, kw_only=True)
 class WebhookOptions:
     """Where and how the webhook server listens (module docstring): ``port`` (0: a free
-    one), ``bind_address``, a certificate pair (``cert_file``/``key_file``) or a directory
-    for a generated one (``cert_dir``; default: a new temporary directory) valid for
-    ``hosts``."""
+    one), ``bind_address``, a certificate pair (``cert_file``/``key_file``, checked for
+    changes every ``cert_reload_interval`` seconds) or a directory for a generated one
+    (``cert_dir``; default: a new temporary directory) valid for ``hosts``."""
 
     port: int = DEFAULT_WEBHOOK_PORT
     bind_address: str = "0.0.0.0"
@@ -58,6 +58,7 @@ class WebhookOptions:
     key_file: Path | None = None
     cert_dir: Path | None = None
     hosts: Sequence[str] = field(default=("localhost", "127.0.0.1"))
+    cert_reload_interval: float = CERT_RELOAD_INTERVAL
 
     def __post_init__(self) -> None:
         if (self.cert_file is None) != (self.key_file is None):
@@ -128,7 +129,7 @@ class WebhookServer:
             directory = options.cert_dir or Path(tempfile.mkdtemp(prefix="kcontrol-webhook-"))
             cert_file, key_file = ensure_self_signed(directory, list(options.hosts))
         self._tls_cert_file = cert_file
-        tls = ServingTLS(cert_file, key_file)
+        tls = ServingTLS(cert_file, key_file, reload_interval=options.cert_reload_interval)
         tls.load()
         self._tls = tls
 

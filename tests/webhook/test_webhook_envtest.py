@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import ssl
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -17,6 +19,7 @@ import pytest
 from kcontrol.client import CONFIGMAPS, Object, Resource
 from kcontrol.envtest import ControlPlane
 from kcontrol.errors import ApiError, Forbidden, InternalError
+from kcontrol.serving._tls import ensure_self_signed
 from kcontrol.webhook import (
     AdmissionRequest,
     AdmissionWebhook,
@@ -158,3 +161,51 @@ async def _eventually_created(admin: Any, namespace: str, data: dict[str, str]) 
             return created
         await asyncio.sleep(0.2)
     raise AssertionError("the webhook configuration never took effect")
+
+
+async def test_certificate_files_replaced_on_disk_are_served_without_a_restart(
+    tmp_path: Path,
+) -> None:
+    first, second = tmp_path / "first", tmp_path / "second"
+    cert, key = ensure_self_signed(first, ["127.0.0.1"])
+    new_cert, new_key = ensure_self_signed(second, ["127.0.0.1"])
+    options = WebhookOptions(
+        port=0,
+        bind_address="127.0.0.1",
+        cert_file=cert,
+        key_file=key,
+        cert_reload_interval=0.2,
+    )
+    server = WebhookServer(options)
+    server.register("/validate-configmaps", AdmissionWebhook(validate=validate))
+    task = asyncio.create_task(server.run())
+    try:
+        await asyncio.wait_for(server.wait_ready(), 10)
+        assert await served_certificate(server.port) == cert.read_bytes()
+        old_bundle = server.ca_bundle
+        cert.write_bytes(new_cert.read_bytes())
+        key.write_bytes(new_key.read_bytes())
+        for _ in range(100):
+            if await served_certificate(server.port) == new_cert.read_bytes():
+                break
+            await asyncio.sleep(0.1)
+        assert await served_certificate(server.port) == new_cert.read_bytes()
+        assert server.ca_bundle != old_bundle, "the bundle follows the file"
+    finally:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+
+
+async def served_certificate(port: int) -> bytes:
+    """The certificate a new TLS connection to ``port`` is served (PEM)."""
+    context = ssl.create_default_context()
+    context.check_hostname = False
+    context.verify_mode = ssl.CERT_NONE
+    _, writer = await asyncio.open_connection("127.0.0.1", port, ssl=context)
+    try:
+        ssl_object = writer.get_extra_info("ssl_object")
+        der = ssl_object.getpeercert(binary_form=True)
+        return ssl.DER_cert_to_PEM_cert(der).encode()
+    finally:
+        writer.close()
