@@ -349,7 +349,7 @@ class _Wiring:
         # see every object a reconcile writes of them.
         consistency = ConsistencyStore(
             {
-                watch.resource: _last_sync_of(informer)
+                watch.resource: informer  # asked per namespace when it has several
                 for watch, informer in zip(watches, informers, strict=True)
                 if watch is config.for_ or isinstance(watch.map_func, _LateOwner)
             }
@@ -376,10 +376,6 @@ class _Wiring:
                 )
             )
         return controller
-
-
-def _last_sync_of(informer: SharedIndexInformer) -> Callable[[], str]:
-    return lambda: informer.last_sync_resource_version
 
 
 def _consistent(

@@ -31,7 +31,7 @@ from typing import Any
 
 from kcontrol.client import Object, Resource, observe_writes
 from kcontrol.errors import StaleCache
-from kcontrol.informers import meta_namespace_key_func
+from kcontrol.informers import SharedIndexInformer, meta_namespace_key_func
 
 __all__ = [
     "ConsistencyStore",
@@ -41,7 +41,10 @@ __all__ = [
 
 LastSyncResourceVersion = Callable[[], str]
 """The resourceVersion of the newest state an informer applied to its cache ("" if none);
-``SharedIndexInformer.last_sync_resource_version``."""
+``SharedIndexInformer.last_sync_resource_version``. The informer itself may be given
+instead: an informer of several namespaces is then asked about the namespace of each write
+(:meth:`~kcontrol.informers.SharedIndexInformer.last_sync_resource_version_in`), so a quiet
+namespace never holds back a sync whose writes were elsewhere."""
 
 
 def _well_formed(version: str) -> bool:
@@ -62,18 +65,19 @@ def compare_resource_versions(a: str, b: str) -> int:
 @dataclass(slots=True)
 class _OwnerRecord:
     uid: str
-    # Resource -> the newest resourceVersion written for this owner.
-    versions: dict[Resource, str] = field(default_factory=dict)
+    # (Resource, namespace of the object written) -> the newest resourceVersion written.
+    versions: dict[tuple[Resource, str], str] = field(default_factory=dict)
 
-    def wrote_at(self, resource: Resource, version: str) -> None:
-        current = self.versions.get(resource)
+    def wrote_at(self, resource: Resource, namespace: str, version: str) -> None:
+        key = (resource, namespace)
+        current = self.versions.get(key)
         if current is not None:
             try:
                 if compare_resource_versions(current, version) >= 0:
                     return
             except ValueError:
                 pass  # unparseable: the newest write wins, as upstream
-        self.versions[resource] = version
+        self.versions[key] = version
 
 
 _ObjectKey = tuple[Resource, str]
@@ -97,20 +101,24 @@ class ConsistencyStore:
 
     __slots__ = ("_informers", "_records")
 
-    def __init__(self, informers: Mapping[Resource, LastSyncResourceVersion]) -> None:
+    def __init__(
+        self, informers: Mapping[Resource, LastSyncResourceVersion | SharedIndexInformer]
+    ) -> None:
         self._informers = dict(informers)
         self._records: dict[str, _OwnerRecord] = {}
 
-    def wrote_at(self, owner: str, owner_uid: str, resource: Resource, version: str) -> None:
+    def wrote_at(
+        self, owner: str, owner_uid: str, resource: Resource, version: str, namespace: str = ""
+    ) -> None:
         """Remember that the controller of ``owner`` (with ``owner_uid``) wrote a
-        ``resource`` object at ``version``. A record for another UID (an owner deleted and
-        re-created under the same name) is replaced."""
+        ``resource`` object (in ``namespace``) at ``version``. A record for another UID (an
+        owner deleted and re-created under the same name) is replaced."""
         if not version:
             return
         record = self._records.get(owner)
         if record is None or record.uid != owner_uid:
             record = self._records[owner] = _OwnerRecord(owner_uid)
-        record.wrote_at(resource, version)
+        record.wrote_at(resource, namespace, version)
 
     def wrote_owned(
         self, resource: Resource, obj: Mapping[str, Any], controller_ref: Mapping[str, Any] | None
@@ -123,7 +131,8 @@ class ConsistencyStore:
         meta = obj.get("metadata") or {}
         owner = f"{meta.get('namespace')}/{controller_ref.get('name')}"
         version = str(meta.get("resourceVersion") or "")
-        self.wrote_at(owner, str(controller_ref.get("uid")), resource, version)
+        namespace = str(meta.get("namespace") or "")
+        self.wrote_at(owner, str(controller_ref.get("uid")), resource, version, namespace)
 
     @contextlib.contextmanager
     def recording(self, owner: str, owner_uid: str = "") -> Iterator[None]:
@@ -136,8 +145,10 @@ class ConsistencyStore:
 
         def observe(resource: Resource, answer: Object) -> None:
             if resource in self._informers:
-                version = str((answer.get("metadata") or {}).get("resourceVersion") or "")
-                self.wrote_at(owner, owner_uid, resource, version)
+                meta = answer.get("metadata") or {}
+                version = str(meta.get("resourceVersion") or "")
+                namespace = str(meta.get("namespace") or "")
+                self.wrote_at(owner, owner_uid, resource, version, namespace)
                 written[(resource, meta_namespace_key_func(answer))] = version
 
         token = _this_sync.set((self, written))
@@ -170,7 +181,15 @@ class ConsistencyStore:
     def pending(self, owner: str) -> dict[Resource, str]:
         """The newest versions written for ``owner`` that no sync has confirmed yet."""
         record = self._records.get(owner)
-        return dict(record.versions) if record is not None else {}
+        newest: dict[Resource, str] = {}
+        for (resource, _), version in (record.versions if record is not None else {}).items():
+            current = newest.get(resource)
+            try:
+                if current is None or compare_resource_versions(version, current) > 0:
+                    newest[resource] = version
+            except ValueError:
+                newest[resource] = version
+        return newest
 
     def clear(self, owner: str, owner_uid: str | None = None) -> None:
         """Forget ``owner``'s record, if it belongs to ``owner_uid`` (any UID when ``None``)."""
@@ -184,11 +203,18 @@ class ConsistencyStore:
         record = self._records.get(owner)
         if record is None:
             return
-        for resource, wrote in record.versions.items():
+        for (resource, namespace), wrote in record.versions.items():
             last_sync = self._informers.get(resource)
             if last_sync is None:
                 continue
-            read = last_sync()
+            if isinstance(last_sync, SharedIndexInformer):
+                read = (
+                    last_sync.last_sync_resource_version_in(namespace)
+                    if namespace and len(last_sync.namespaces) > 1
+                    else last_sync.last_sync_resource_version
+                )
+            else:
+                read = last_sync()
             if not read:
                 continue
             try:

@@ -24,8 +24,8 @@ interleave (the later one waits).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
 from kcontrol.client import Object
 from kcontrol.informers._keys import DeletedFinalStateUnknown, KeyFunc, meta_namespace_key_func
@@ -35,7 +35,10 @@ from kcontrol.informers._processor import (
     SharedProcessor,
     UpdateNotification,
 )
-from kcontrol.informers._store import Indexer
+from kcontrol.informers._store import NAMESPACE_INDEX, Indexer
+
+if TYPE_CHECKING:
+    from kcontrol.informers._reflector import ReflectorStore
 
 __all__ = ["DeltaProcessor"]
 
@@ -59,12 +62,16 @@ class DeltaProcessor:
         *,
         key_func: KeyFunc = meta_namespace_key_func,
         on_synced: Callable[[], object] | None = None,
+        namespaces: Sequence[str] = (),
     ) -> None:
         self._indexer = indexer
         self._processor = processor
         self._key_func = key_func
         self._on_synced = on_synced
         self._synced = False
+        # With namespaces, each is listed on its own (replace_namespace); the cache has
+        # synced once every one has been.
+        self._unsynced = set(namespaces)
         # Held by replace and resync, which yield mid-way: one never interleaves the other.
         self._bulk = asyncio.Lock()
 
@@ -88,15 +95,32 @@ class DeltaProcessor:
 
     async def replace(self, items: list[Object], resource_version: str) -> None:
         async with self._bulk:
-            await self._replace(items)
+            await self._replace(items, None)
 
-    async def _replace(self, items: list[Object]) -> None:
+    async def replace_namespace(
+        self, namespace: str, items: list[Object], resource_version: str
+    ) -> None:
+        """:meth:`replace` for one namespace of a cache that holds several, each listed on
+        its own: only that namespace's objects are replaced."""
+        async with self._bulk:
+            await self._replace(items, namespace)
+
+    def for_namespace(self, namespace: str) -> ReflectorStore:
+        """The store a reflector of ``namespace`` writes to (see :meth:`replace_namespace`)."""
+        return _NamespacePart(self, namespace)
+
+    async def _replace(self, items: list[Object], namespace: str | None) -> None:
         key_func = self._key_func
         # Key everything before touching the cache, so a failure leaves the cache as it was.
         fresh = {key_func(obj): obj for obj in items}
 
         indexer, processor = self._indexer, self._processor
-        gone = [key for key in indexer.list_keys() if key not in fresh]
+        keys = (
+            indexer.list_keys()
+            if namespace is None
+            else indexer.index_keys(NAMESPACE_INDEX, namespace)
+        )
+        gone = [key for key in keys if key not in fresh]
         for count, key in enumerate(gone, 1):
             old = indexer.get_by_key(key)
             if old is not None:
@@ -105,7 +129,7 @@ class DeltaProcessor:
             if count % CHUNK == 0:
                 await asyncio.sleep(0)
 
-        initial = not self._synced
+        initial = not self._synced and (namespace is None or namespace in self._unsynced)
         for count, (key, obj) in enumerate(fresh.items(), 1):
             old = indexer.get_by_key(key)
             if old is None:
@@ -120,7 +144,9 @@ class DeltaProcessor:
             if count % CHUNK == 0:
                 await asyncio.sleep(0)
 
-        if not self._synced:
+        if namespace is not None:
+            self._unsynced.discard(namespace)
+        if not self._synced and not self._unsynced:
             self._synced = True
             if self._on_synced is not None:
                 self._on_synced()
@@ -154,3 +180,26 @@ class DeltaProcessor:
                 UpdateNotification(old, obj),
                 is_sync=_resource_version(old) == _resource_version(obj),
             )
+
+
+class _NamespacePart:
+    """One namespace's reflector's view of a :class:`DeltaProcessor` (its ``replace`` only
+    replaces that namespace)."""
+
+    __slots__ = ("_deltas", "_namespace")
+
+    def __init__(self, deltas: DeltaProcessor, namespace: str) -> None:
+        self._deltas = deltas
+        self._namespace = namespace
+
+    def add(self, obj: Object) -> None:
+        self._deltas.add(obj)
+
+    def update(self, obj: Object) -> None:
+        self._deltas.update(obj)
+
+    def delete(self, obj: Object) -> None:
+        self._deltas.delete(obj)
+
+    async def replace(self, items: list[Object], resource_version: str) -> None:
+        await self._deltas.replace_namespace(self._namespace, items, resource_version)

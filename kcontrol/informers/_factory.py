@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import NamedTuple
 
 from kcontrol.client import SHARD_BY_NAMESPACE, ListOptions, Reader, Resource, ShardSelector
@@ -58,7 +58,7 @@ __all__ = ["SharedInformerFactory"]
 
 class _InformerKey(NamedTuple):
     resource: Resource
-    namespace: str | None
+    namespaces: tuple[str, ...]  # () for every namespace
     list_options: ListOptions
     metadata_only: bool
 
@@ -66,8 +66,9 @@ class _InformerKey(NamedTuple):
 class SharedInformerFactory:
     """Creates and runs shared informers; see the module docstring.
 
-    ``namespace`` restricts every informer of a namespaced resource (None: all namespaces);
-    ``scopes`` narrows the informers of some resources further (module docstring);
+    ``namespace`` (or several: ``namespaces``) restricts every informer of a namespaced
+    resource (None: all namespaces); ``scopes`` narrows the informers of some resources
+    further (module docstring);
     ``resync_period`` is the informers' default handler resync period (seconds, 0: never);
     ``transform`` is applied to every object of every informer before it is cached (it can
     dispatch on ``obj["kind"]``, which is always set). ``shard``: every informer lists and
@@ -81,6 +82,7 @@ class SharedInformerFactory:
         client: Reader,
         *,
         namespace: str | None = None,
+        namespaces: Sequence[str] = (),
         resync_period: float = 0.0,
         transform: TransformFunc | None = None,
         clock: Clock | None = None,
@@ -89,15 +91,18 @@ class SharedInformerFactory:
         scopes: Mapping[Resource, CacheScope] | None = None,
     ) -> None:
         self._client = client
+        if namespace is not None and namespaces:
+            raise ValueError("a factory takes a namespace or namespaces, not both")
+        self._bound: tuple[str, ...] = (namespace,) if namespace else tuple(namespaces)
         self._scopes = dict(scopes or {})
         for resource, scope in self._scopes.items():
-            if scope.namespace and namespace and scope.namespace != namespace:
+            outside = set(scope.namespaces) - set(self._bound) if self._bound else set()
+            if outside:
                 raise ValueError(
-                    f"the scope of {resource.plural} (namespace {scope.namespace!r}) is outside "
-                    f"the factory's namespace {namespace!r}"
+                    f"the scope of {resource.plural} (namespaces {sorted(outside)}) is outside "
+                    f"the factory's namespaces {list(self._bound)}"
                 )
         self._shard = shard
-        self._namespace = namespace
         self._resync_period = resync_period
         self._transform = transform
         self._clock = clock
@@ -130,7 +135,7 @@ class SharedInformerFactory:
         if scope is not None:
             label_selector = join_selectors(scope.label_selector, label_selector)
             field_selector = join_selectors(scope.field_selector, field_selector)
-        namespace = self._namespace_for(resource, namespace, scope)
+        namespaces = self._namespaces_for(resource, namespace, scope)
         shard = self._shard
         if shard is not None and shard.key == SHARD_BY_NAMESPACE and not resource.namespaced:
             shard = None  # a cluster-scoped object has no namespace to hash
@@ -139,13 +144,13 @@ class SharedInformerFactory:
             field_selector=field_selector or None,
             shard_selector=str(shard) if shard is not None else None,
         )
-        key = _InformerKey(resource, namespace, list_options, metadata_only)
+        key = _InformerKey(resource, namespaces, list_options, metadata_only)
         informer = self._informers.get(key)
         if informer is None:
             informer = SharedIndexInformer(
                 self._reader(metadata_only),
                 resource,
-                namespace=namespace,
+                namespaces=namespaces,
                 list_options=list_options,
                 resync_period=self._resync_period,
                 transform=self._transform,
@@ -157,22 +162,24 @@ class SharedInformerFactory:
                 self._start(informer)
         return informer
 
-    def _namespace_for(
+    def _namespaces_for(
         self, resource: Resource, namespace: str | None, scope: CacheScope | None
-    ) -> str | None:
-        """The namespace of ``resource``'s informer when ``namespace`` is asked for."""
+    ) -> tuple[str, ...]:
+        """The namespaces of ``resource``'s informer when ``namespace`` is asked for
+        (``()``: all)."""
         if not resource.namespaced:
-            return None
-        bound = (scope.namespace if scope is not None else None) or self._namespace
-        if namespace is None or namespace == bound:
+            return ()
+        bound = (scope.namespaces if scope is not None else ()) or self._bound
+        if namespace is None:
             return bound
-        if bound is not None:
+        if bound and namespace not in bound:
+            held = ", ".join(repr(n) for n in bound)
             raise OutsideCacheScope(
                 f"{resource.plural} of namespace {namespace!r} are outside this cache, which "
-                f"holds namespace {bound!r} only: read them from the API, or widen the cache's "
+                f"holds namespace {held} only: read them from the API, or widen the cache's "
                 "scope"
             )
-        return namespace
+        return (namespace,)
 
     def lister(
         self,
@@ -231,7 +238,8 @@ class SharedInformerFactory:
         options = self._reflector_options
         if not key.metadata_only or (options is not None and options.name):
             return options
-        scope = f"{key.resource.plural}/{key.namespace}" if key.namespace else key.resource.plural
+        names = ",".join(key.namespaces)
+        scope = f"{key.resource.plural}/{names}" if names else key.resource.plural
         return dataclasses.replace(options or ReflectorOptions(), name=f"{scope} (metadata)")
 
     def _reader(self, metadata_only: bool) -> Reader:
@@ -245,7 +253,7 @@ class SharedInformerFactory:
         assert self._task_group is not None
         if informer.has_started():
             return
-        scope = f"{informer.namespace}/" if informer.namespace else ""
+        scope = "".join(f"{n}/" for n in informer.namespaces)
         self._task_group.create_task(
             informer.run(), name=f"informer {scope}{informer.resource.plural}"
         )

@@ -9,7 +9,7 @@ copy them with :func:`kcontrol.client.deep_copy` before changing them.
 from __future__ import annotations
 
 import builtins
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from typing import Protocol, overload
 
 from kcontrol import labels
@@ -28,20 +28,28 @@ class LabelSelector(Protocol):
 
 class Lister:
     """Reads ``resource`` objects from ``indexer`` (an informer's cache). ``namespace``: the
-    one namespace the cache holds (an informer of one namespace); a read in another raises
-    :class:`~kcontrol.errors.OutsideCacheScope` instead of answering "not found"."""
+    namespace (or namespaces) the cache holds, for an informer of some namespaces only; a read
+    in another raises :class:`~kcontrol.errors.OutsideCacheScope` instead of answering "not
+    found"."""
 
-    def __init__(self, indexer: Indexer, resource: Resource, namespace: str | None = None) -> None:
+    def __init__(
+        self,
+        indexer: Indexer,
+        resource: Resource,
+        namespace: str | Collection[str] | None = None,
+    ) -> None:
         self._indexer = indexer
         self._resource = resource
-        self._namespace = namespace if resource.namespaced else None
+        held = {namespace} if isinstance(namespace, str) else set(namespace or ())
+        self._namespaces = frozenset(held) if resource.namespaced else frozenset()
 
     def _check_namespace(self, namespace: str | None) -> None:
-        if self._namespace and namespace and namespace != self._namespace:
+        if self._namespaces and namespace and namespace not in self._namespaces:
             resource = self._resource
+            held = ", ".join(repr(n) for n in sorted(self._namespaces))
             raise OutsideCacheScope(
                 f"{resource.plural} in namespace {namespace!r} are not cached: this cache "
-                f"holds namespace {self._namespace!r} only; read them from the API "
+                f"holds namespace {held} only; read them from the API "
                 "(client.get / client.list) or widen the cache's scope"
             )
 

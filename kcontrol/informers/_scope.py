@@ -9,10 +9,12 @@ only; one that owns thousands of ConfigMaps but cares about a labelled few cache
 How a scope combines with what a caller asks of
 :meth:`~kcontrol.informers.SharedInformerFactory.for_resource`:
 
-- namespace: the caller's, else the scope's, else the factory's default; a namespaced
-  resource's informer is never wider than the scope's or the factory's namespace - asking
-  for another namespace raises :class:`~kcontrol.errors.OutsideCacheScope` (a watch there
-  would be refused by a Role, or would cache what the operator chose not to);
+- namespaces: the caller's one namespace, else the scope's, else the factory's; a
+  namespaced resource's informer is never wider than the scope's or the factory's
+  namespaces - asking for another namespace raises :class:`~kcontrol.errors.OutsideCacheScope`
+  (a watch there would be refused by a Role, or would cache what the operator chose not
+  to). Several namespaces are listed and watched each on its own, into one cache
+  (:class:`~kcontrol.informers.SharedIndexInformer`'s ``namespaces``);
 - selectors: the scope's and the caller's both apply (label and field selectors are joined
   with ``,``, which the API server reads as "and").
 
@@ -32,11 +34,11 @@ __all__ = ["CacheScope", "join_selectors"]
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class CacheScope:
-    """The part of a resource a cache holds: objects in ``namespace`` (``None``: every
-    namespace, or the factory's default) matching ``label_selector`` and
-    ``field_selector`` (``None``: all)."""
+    """The part of a resource a cache holds: objects in ``namespaces`` (``()``: every
+    namespace, or the factory's) matching ``label_selector`` and ``field_selector``
+    (``None``: all)."""
 
-    namespace: str | None = None
+    namespaces: tuple[str, ...] = ()
     label_selector: str | None = None
     field_selector: str | None = None
 

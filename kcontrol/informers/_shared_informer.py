@@ -33,7 +33,7 @@ sooner than a handler's period after the list that began the current watch.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 
 from kcontrol.client import ListOptions, Reader, Resource
 from kcontrol.clock import Clock, RealClock
@@ -67,7 +67,12 @@ class SharedIndexInformer:
     """A shared, indexed, watched cache of one resource; see the module docstring.
 
     ``namespace`` and ``list_options`` (its ``label_selector`` and ``field_selector``, nothing
-    else: see :class:`~kcontrol.informers.Reflector`) select the collection cached.
+    else: see :class:`~kcontrol.informers.Reflector`) select the collection cached; or
+    ``namespaces``: several namespaces, each listed and watched by a reflector of its own
+    into the one cache (an operator whose Role covers those namespaces only:
+    controller-runtime's ``DefaultNamespaces``). Such an informer has synced once every
+    namespace has; :attr:`last_sync_resource_version` is then the oldest of them, and
+    :meth:`last_sync_resource_version_in` one namespace's.
     ``resync_period`` is the default for handlers added without one: every so many seconds
     the handler gets ``on_update(obj, obj)`` for every cached object (0: never). Each handler
     keeps its own period; unlike client-go, periods are not rounded up to an informer-wide
@@ -80,6 +85,7 @@ class SharedIndexInformer:
         resource: Resource,
         *,
         namespace: str | None = None,
+        namespaces: Sequence[str] = (),
         list_options: ListOptions | None = None,
         resync_period: float = 0.0,
         indexers: Mapping[str, IndexFunc] | None = None,
@@ -87,9 +93,14 @@ class SharedIndexInformer:
         clock: Clock | None = None,
         reflector_options: ReflectorOptions | None = None,
     ) -> None:
+        if namespace is not None and namespaces:
+            raise ValueError("an informer takes a namespace or namespaces, not both")
+        if len(namespaces) == 1:
+            namespace, namespaces = namespaces[0], ()
         self._reader = reader
         self._resource = resource
         self._namespace = namespace if resource.namespaced else None
+        self._namespaces = tuple(dict.fromkeys(namespaces)) if resource.namespaced else ()
         self._list_options = selection_options(list_options)
         self._default_resync = resync_period
         self._clock: Clock = clock or RealClock()
@@ -104,9 +115,11 @@ class SharedIndexInformer:
             self._indexer,
             self._processor,
             on_synced=self._sync_changed.set,
+            namespaces=self._namespaces,
         )
         self._resync_wakeup = asyncio.Event()
-        self._reflector: Reflector | None = None
+        self._reflector: Reflector | None = None  # the first (or only) one
+        self._reflectors: dict[str | None, Reflector] = {}
         self._task_group: asyncio.TaskGroup | None = None
         self._started = False
         self._stopped = False
@@ -171,7 +184,13 @@ class SharedIndexInformer:
 
     @property
     def namespace(self) -> str | None:
+        """The one namespace cached (``None``: every namespace, or several)."""
         return self._namespace
+
+    @property
+    def namespaces(self) -> tuple[str, ...]:
+        """The namespaces cached: the one namespace, the several, or ``()`` for all."""
+        return self._namespaces or ((self._namespace,) if self._namespace else ())
 
     @property
     def indexer(self) -> Indexer:
@@ -180,22 +199,35 @@ class SharedIndexInformer:
 
     def lister(self) -> Lister:
         """A :class:`Lister` over this informer's cache."""
-        return Lister(self._indexer, self._resource, self._namespace)
+        return Lister(self._indexer, self._resource, self.namespaces)
 
     @property
     def last_sync_resource_version(self) -> str:
-        return self._reflector.last_sync_resource_version if self._reflector else ""
+        """The newest resourceVersion the cache has applied ("" before); with several
+        namespaces, the oldest of theirs (each namespace has applied at least that)."""
+        versions = [r.last_sync_resource_version for r in self._reflectors.values()]
+        if len(versions) <= 1:
+            return versions[0] if versions else ""
+        if not all(versions):
+            return ""
+        return min(versions, key=lambda v: (len(v), v))
+
+    def last_sync_resource_version_in(self, namespace: str) -> str:
+        """:attr:`last_sync_resource_version` of one namespace's reflector (the informer's
+        when it has one reflector)."""
+        reflector = self._reflectors.get(namespace) if self._namespaces else self._reflector
+        return reflector.last_sync_resource_version if reflector is not None else ""
 
     @property
     def filters_shard_locally(self) -> bool:
         """Whether this informer applies its shard selector itself, the server having sent
         objects outside it (see :class:`~kcontrol.client.ShardSelector`)."""
-        return self._reflector.filters_shard_locally if self._reflector else False
+        return any(r.filters_shard_locally for r in self._reflectors.values())
 
     @property
     def watch_events(self) -> int:
-        """Watch events this informer's reflector has received (0 before it runs)."""
-        return self._reflector.watch_events if self._reflector else 0
+        """Watch events this informer's reflectors have received (0 before it runs)."""
+        return sum(r.watch_events for r in self._reflectors.values())
 
     def has_started(self) -> bool:
         return self._started
@@ -222,23 +254,31 @@ class SharedIndexInformer:
         if self._started:
             raise RuntimeError(f"informer for {self._resource.plural} already started")
         self._started = True
-        self._reflector = Reflector(
-            self._reader,
-            self._resource,
-            self._deltas,
-            namespace=self._namespace,
-            list_options=self._list_options,
-            options=self._reflector_options,
-            clock=self._clock,
-            watch_error_handler=self._watch_error_handler,
-            transform=self._transform,
-        )
+        scopes: tuple[str | None, ...] = self._namespaces or (self._namespace,)
+        self._reflectors = {
+            namespace: Reflector(
+                self._reader,
+                self._resource,
+                self._deltas
+                if namespace is None or not self._namespaces
+                else self._deltas.for_namespace(namespace),
+                namespace=namespace,
+                list_options=self._list_options,
+                options=self._reflector_options,
+                clock=self._clock,
+                watch_error_handler=self._watch_error_handler,
+                transform=self._transform,
+            )
+            for namespace in scopes
+        }
+        self._reflector = next(iter(self._reflectors.values()))
         try:
             async with asyncio.TaskGroup() as task_group:
                 self._task_group = task_group
                 for listener in self._processor.listeners():
                     task_group.create_task(listener.run(), name=self._task_name("handler"))
-                task_group.create_task(self._reflector.run(), name=self._task_name("reflector"))
+                for reflector in self._reflectors.values():
+                    task_group.create_task(reflector.run(), name=self._task_name("reflector"))
                 task_group.create_task(
                     self._resync_loop(self._reflector), name=self._task_name("resync")
                 )
@@ -279,7 +319,7 @@ class SharedIndexInformer:
             raise RuntimeError(f"{what}: informer for {self._resource.plural} already started")
 
     def _task_name(self, role: str) -> str:
-        scope = f"{self._namespace}/" if self._namespace else ""
+        scope = "".join(f"{n}/" for n in self.namespaces)
         return f"informer {scope}{self._resource.plural} {role}"
 
 

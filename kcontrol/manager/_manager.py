@@ -589,6 +589,7 @@ class Manager:
         return SharedInformerFactory(
             self._component_client(client, "shared-informers"),
             namespace=self._options.namespace,
+            namespaces=self._options.namespaces,
             scopes=self._options.cache_scopes,
             transform=INFORMER_TRANSFORM,
             shard=shard,

@@ -123,11 +123,13 @@ class ManagerOptions:
       their declared defaults);
     - ``namespace``: watch and cache only this namespace's objects of namespaced resources (an
       operator with a Role rather than a ClusterRole); ``None``: every namespace. A cache
-      read in another namespace raises :class:`~kcontrol.errors.OutsideCacheScope`;
+      read in another namespace raises :class:`~kcontrol.errors.OutsideCacheScope`.
+      ``namespaces``: several (a Role in each): each is listed and watched on its own, into
+      one cache per resource;
     - ``cache_scopes``: what the shared caches hold of some resources
       (:class:`~kcontrol.informers.CacheScope`: a namespace, label and field selectors;
       controller-runtime's ``cache.Options.ByObject``), e.g.
-      ``{CONFIGMAPS: CacheScope(namespace="ops", label_selector="app=registry")}``;
+      ``{CONFIGMAPS: CacheScope(namespaces=("ops",), label_selector="app=registry")}``;
     - ``webhook``: where the webhook server listens and its certificate
       (:class:`~kcontrol.webhook.WebhookOptions`; served only when webhooks are added);
     - ``verbosity`` and ``log_format``: the logs (``-v``, ``--log-format``);
@@ -152,6 +154,7 @@ class ManagerOptions:
     controllers: tuple[str, ...] = ("*",)
     controller_flags: Mapping[str, Any] = field(default_factory=dict)
     namespace: str | None = None
+    namespaces: tuple[str, ...] = ()
     cache_scopes: Mapping[Resource, CacheScope] = field(default_factory=dict)
     webhook: WebhookOptions = field(default_factory=WebhookOptions)
     verbosity: int = 0
@@ -210,10 +213,12 @@ class ManagerOptions:
                 "--event-loop=uvloop: uvloop is not installed (pip install 'kcontrol[uvloop]')"
             )
         self.election.validate()
-        if self.election.shards > 1 and self.namespace:
+        if self.election.shards > 1 and (self.namespace or self.namespaces):
             raise OptionsError(
                 "--shards above 1 cuts namespaces apart: it cannot work within one namespace"
             )
+        if self.namespace and self.namespaces:
+            raise OptionsError("give the manager a namespace or namespaces, not both")
 
 
 _SERVICE_ACCOUNT_NAMESPACE = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"

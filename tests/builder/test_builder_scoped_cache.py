@@ -1,7 +1,9 @@
-"""A scoped cache on the real apiserver (issue 39): an operator whose RBAC is a Role in one
-namespace runs with its Manager's cache narrowed to that namespace, and its Secrets cache
-further to a label; a read elsewhere is a clear error, not "not found" and not a watch the
-Role refuses; one object outside the cache is one direct ``client.get`` away."""
+"""A scoped cache on the real apiserver (issue 39): an operator whose RBAC is a Role in two
+namespaces runs with its Manager's cache narrowed to them (one reflector per namespace: a
+cluster-wide list would be refused and the cache would never sync), and its Secrets cache
+further to a label; it reconciles in both; a read elsewhere is a clear error, not "not
+found" and not a watch the Role refuses; one object outside the cache is one direct
+``client.get`` away."""
 
 from __future__ import annotations
 
@@ -48,22 +50,25 @@ def binding(namespace: str) -> dict[str, Any]:
     }
 
 
-async def test_an_operator_with_a_role_in_one_namespace_runs_on_a_scoped_cache(
+async def test_an_operator_with_a_role_in_two_namespaces_runs_on_a_scoped_cache(
     control_plane: ControlPlane, namespace: str
 ) -> None:
     other = f"other-{uuid.uuid4().hex[:6]}"
+    second = f"second-{uuid.uuid4().hex[:6]}"
     admin = control_plane.admin_client()
     manager = new_manager(
         control_plane,
-        user=USER,  # whose RBAC is the Role below
-        namespace=namespace,
+        user=USER,  # whose RBAC is the Roles below
+        namespaces=(namespace, second),
         cache_scopes={SECRETS: CacheScope(label_selector="app=registry")},
     )
-    seen: dict[str, Any] = {}
+    seen: dict[str, Any] = {"reconciled": set()}
 
     @controller_managed_by(manager).for_(CONFIGMAPS).complete
     async def reconcile(request: Request) -> None:
-        seen["reconciled"] = request.name
+        seen["reconciled"].add(f"{request.namespace}/{request.name}")
+        if request.namespace != namespace:
+            return
         seen["registry"] = (await manager.cache.get(SECRETS, "registry", namespace=namespace))[
             "metadata"
         ]["name"]
@@ -79,40 +84,54 @@ async def test_an_operator_with_a_role_in_one_namespace_runs_on_a_scoped_cache(
         seen["direct"] = direct["metadata"]["name"]
 
     async with admin:
-        await admin.create(NAMESPACES, {"metadata": {"name": other}})
+        for extra in (other, second):
+            await admin.create(NAMESPACES, {"metadata": {"name": extra}})
         try:
-            await admin.create(ROLES, role(namespace), namespace=namespace)
-            await admin.create(ROLEBINDINGS, binding(namespace), namespace=namespace)
+            for granted in (namespace, second):
+                await admin.create(ROLES, role(granted), namespace=granted)
+                await admin.create(ROLEBINDINGS, binding(granted), namespace=granted)
             for name, labels in (("registry", {"app": "registry"}), ("unlabelled", {})):
                 secret = {"metadata": {"name": name, "labels": labels}, "stringData": {"k": "v"}}
                 await admin.create(SECRETS, secret, namespace=namespace)
             await admin.create(CONFIGMAPS, {"metadata": {"name": "elsewhere"}}, namespace=other)
             async with running(manager):
-                await admin.create(
-                    CONFIGMAPS, {"metadata": {"name": "web"}, "data": {}}, namespace=namespace
-                )
+                for where in (namespace, second):
+                    await admin.create(
+                        CONFIGMAPS, {"metadata": {"name": "web"}, "data": {}}, namespace=where
+                    )
                 await eventually(
                     lambda: _value(seen, "direct"), message=f"no full reconcile: {seen}"
+                )
+                await eventually(
+                    lambda: _both(seen, namespace, second), message=f"not both: {seen}"
                 )
                 with pytest.raises(Forbidden):  # the Role is all the operator has
                     await manager.client.list(CONFIGMAPS, namespace=other)
                 informers = {
-                    (i.resource.plural, i.namespace, i._list_options.label_selector)
+                    (i.resource.plural, i.namespaces, i._list_options.label_selector)
                     for i in manager.informers.informers()
                 }
         finally:
-            await admin.delete(NAMESPACES, other)
+            for extra in (other, second):
+                await admin.delete(NAMESPACES, extra)
 
-    assert seen["reconciled"] == "web"
+    assert seen["reconciled"] >= {f"{namespace}/web", f"{second}/web"}
     assert seen["registry"] == "registry"
     assert seen["unlabelled"] == "not cached", "outside the Secrets' label scope"
     assert f"namespace {other!r} are not cached" in seen["elsewhere"]
+    assert f"'{namespace}'" in seen["elsewhere"] and f"'{second}'" in seen["elsewhere"], (
+        "it says which it holds"
+    )
     assert seen["direct"] == "unlabelled", "one direct read outside the cache"
     assert informers == {
-        ("configmaps", namespace, None),
-        ("secrets", namespace, "app=registry"),
+        ("configmaps", (namespace, second), None),
+        ("secrets", (namespace, second), "app=registry"),
     }, "no informer wider than the scope was started"
 
 
 async def _value(seen: dict[str, Any], key: str) -> Any:
     return seen.get(key)
+
+
+async def _both(seen: dict[str, Any], first: str, second: str) -> bool:
+    return {f"{first}/web", f"{second}/web"} <= seen["reconciled"]

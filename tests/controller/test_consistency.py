@@ -8,6 +8,7 @@ import pytest
 from kcontrol.client import CONFIGMAPS, PODS, REPLICASETS
 from kcontrol.controller import ConsistencyStore, compare_resource_versions
 from kcontrol.errors import StaleCache
+from kcontrol.informers import SharedIndexInformer
 from kcontrol.testing import FakeClient
 
 
@@ -147,3 +148,36 @@ async def test_recording_records_tracked_writes_and_guards_copies_within_the_blo
     assert store.pending("ns/owner") == {CONFIGMAPS: answer["metadata"]["resourceVersion"]}
     await client.patch(CONFIGMAPS, "b", {"data": {"k": "2"}}, namespace="ns")
     assert store.pending("ns/owner") == {CONFIGMAPS: answer["metadata"]["resourceVersion"]}
+
+
+class SeveralNamespaces(SharedIndexInformer):
+    """An informer of namespaces a and b whose reflectors have got this far (by namespace)."""
+
+    def __init__(self, seen: dict[str, str]) -> None:
+        super().__init__(FakeClient(), PODS, namespaces=tuple(seen))
+        self.seen = seen
+
+    def last_sync_resource_version_in(self, namespace: str) -> str:
+        return self.seen.get(namespace, "")
+
+    @property
+    def last_sync_resource_version(self) -> str:
+        return min(self.seen.values(), key=lambda v: (len(v), v))
+
+
+def test_an_informer_of_several_namespaces_is_asked_about_the_written_ones() -> None:
+    """A write in namespace a waits for a's reflector only: b, quiet and behind, must not
+    hold it back (its last version moves only with its own events)."""
+    informer = SeveralNamespaces({"a": "20", "b": "10"})
+    store = ConsistencyStore({PODS: informer})
+    store.wrote_at("a/web", "uid", PODS, "15", namespace="a")
+    store.ensure_ready("a/web")  # a has seen 20 >= 15, although b is at 10
+
+    store.wrote_at("a/web", "uid", PODS, "25", namespace="a")
+    with pytest.raises(StaleCache):
+        store.ensure_ready("a/web")
+    informer.seen["a"] = "25"
+    store.ensure_ready("a/web")
+
+    store.wrote_at("a/web", "uid", PODS, "30", namespace="elsewhere")  # not cached at all
+    store.ensure_ready("a/web")

@@ -52,7 +52,9 @@ def test_a_scope_narrows_the_informer_of_its_resource_only() -> None:
         ScriptedReader(),
         scopes={
             CONFIGMAPS: CacheScope(
-                namespace="ops", label_selector="app=registry", field_selector="metadata.name!=x"
+                namespaces=("ops",),
+                label_selector="app=registry",
+                field_selector="metadata.name!=x",
             )
         },
     )
@@ -71,10 +73,24 @@ def test_a_scope_narrows_the_informer_of_its_resource_only() -> None:
 
 
 def test_a_scope_cannot_leave_the_factory_namespace() -> None:
-    with pytest.raises(ValueError, match="outside the factory's namespace 'team'"):
+    with pytest.raises(ValueError, match=r"\['ops'\]\) is outside the factory's namespaces"):
         SharedInformerFactory(
-            ScriptedReader(), namespace="team", scopes={CONFIGMAPS: CacheScope(namespace="ops")}
+            ScriptedReader(), namespace="team", scopes={CONFIGMAPS: CacheScope(namespaces=("ops",))}
         )
+
+
+def test_a_factory_of_several_namespaces() -> None:
+    factory = SharedInformerFactory(ScriptedReader(), namespaces=("a", "b"))
+    pods = factory.for_resource(PODS)
+    assert (pods.namespace, pods.namespaces) == (None, ("a", "b"))
+    assert factory.for_resource(PODS, namespace="a").namespaces == ("a",), "a narrower one"
+    with pytest.raises(OutsideCacheScope, match="holds namespace 'a', 'b' only"):
+        factory.for_resource(PODS, namespace="c")
+    narrowed = SharedInformerFactory(
+        ScriptedReader(), namespaces=("a", "b"), scopes={SECRETS: CacheScope(namespaces=("b",))}
+    )
+    assert narrowed.for_resource(SECRETS).namespaces == ("b",)
+    assert narrowed.for_resource(NAMESPACES).namespaces == (), "cluster-scoped"
 
 
 def test_a_lister_of_one_namespace_refuses_reads_elsewhere() -> None:
