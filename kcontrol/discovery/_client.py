@@ -27,6 +27,7 @@ from kcontrol.discovery._documents import (
     parse_api_group_list,
     parse_api_versions,
     parse_resource_list,
+    parse_verbs,
     split_api_version,
 )
 from kcontrol.errors import ApiConnectionError, KcontrolError, NotFound
@@ -51,10 +52,12 @@ class _Root:
         groups: list[APIGroup],
         resources: dict[str, tuple[Resource, ...]] | None,
         stale: dict[str, str],
+        verbs: dict[Resource, frozenset[str]] | None = None,
     ) -> None:
         self.groups = groups
         self.resources = resources  # None: legacy, each version still to be read
         self.stale = stale
+        self.verbs = verbs or {}
 
 
 class DiscoveryClient:
@@ -85,9 +88,16 @@ class DiscoveryClient:
         group version (a CRD's group before it is established), :class:`ValueError` for a
         malformed ``api_version``.
         """
+        return (await self._read_version(api_version))[0]
+
+    async def _read_version(
+        self, api_version: str
+    ) -> tuple[tuple[Resource, ...], dict[Resource, frozenset[str]]]:
         group, version = split_api_version(api_version)
         path = f"/apis/{group}/{version}" if group else f"/api/{version}"
-        return parse_resource_list(api_version, await self._get(path, accept=None))
+        document = await self._get(path, accept=None)
+        resources = parse_resource_list(api_version, document)
+        return resources, parse_verbs(resources, document)
 
     async def server_groups_and_resources(self) -> ServerResources:
         """Every group and every group version's resources (client-go's
@@ -101,9 +111,11 @@ class DiscoveryClient:
         core, named = await self._roots()
         resources: dict[str, tuple[Resource, ...]] = {}
         failed: dict[str, str] = {}
+        verbs: dict[Resource, frozenset[str]] = {}
         pending: list[str] = []
         for root in (core, named):
             failed.update(root.stale)
+            verbs.update(root.verbs)
             if root.resources is not None:
                 resources.update(root.resources)
             else:
@@ -114,9 +126,13 @@ class DiscoveryClient:
                 if isinstance(outcome, str):
                     failed[api_version] = outcome
                 else:
-                    resources[api_version] = outcome
+                    resources[api_version] = outcome[0]
+                    verbs.update(outcome[1])
         return ServerResources(
-            groups=(*core.groups, *named.groups), resources=resources, failed=failed
+            groups=(*core.groups, *named.groups),
+            resources=resources,
+            failed=failed,
+            verbs=verbs,
         )
 
     # -- reading -----------------------------------------------------------------------------
@@ -135,17 +151,24 @@ class DiscoveryClient:
             return _Root([], {}, {})
         if is_aggregated(document):
             groups, resources, stale = parse_aggregated(document)
-            return _Root(groups, resources, stale)
+            verbs = {
+                r: v
+                for api_version, listed in resources.items()
+                for r, v in parse_verbs(listed, document, api_version).items()
+            }
+            return _Root(groups, resources, stale, verbs)
         groups = parse_api_versions(document) if path == "/api" else parse_api_group_list(document)
         return _Root(groups, None, {})
 
-    async def _read_each(self, api_versions: list[str]) -> dict[str, tuple[Resource, ...] | str]:
-        """Each group version's resources, or the reason its read failed."""
-        outcomes: dict[str, tuple[Resource, ...] | str] = {}
+    async def _read_each(
+        self, api_versions: list[str]
+    ) -> dict[str, tuple[tuple[Resource, ...], dict[Resource, frozenset[str]]] | str]:
+        """Each group version's resources and their verbs, or the reason its read failed."""
+        outcomes: dict[str, tuple[tuple[Resource, ...], dict[Resource, frozenset[str]]] | str] = {}
 
         async def read(api_version: str) -> None:
             try:
-                outcomes[api_version] = await self.server_resources_for(api_version)
+                outcomes[api_version] = await self._read_version(api_version)
             except KcontrolError as error:
                 _log.debug(
                     "group version discovery failed", api_version=api_version, error=str(error)

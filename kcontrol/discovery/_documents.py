@@ -36,6 +36,7 @@ __all__ = [
     "parse_api_group_list",
     "parse_api_versions",
     "parse_resource_list",
+    "parse_verbs",
     "split_api_version",
 ]
 
@@ -84,17 +85,26 @@ class ServerResources:
     version that serves none maps to ``()``). ``failed``: the group versions whose
     resources could not be read, by ``apiVersion``, each with the reason (stale in the
     aggregated document, or the error of its own read); they are absent from
-    ``resources``.
+    ``resources``. ``verbs``: the verbs each resource serves (a resource missing here
+    serves none that is known).
     """
 
     groups: tuple[APIGroup, ...]
     resources: Mapping[str, tuple[Resource, ...]]
     failed: Mapping[str, str] = field(default_factory=dict)
+    verbs: Mapping[Resource, frozenset[str]] = field(default_factory=dict)
 
     def all_resources(self) -> list[Resource]:
         """Every resource of every group version read, groups in order, each group's
         versions in order of preference."""
         return [r for g in self.groups for v in g.api_versions for r in self.resources.get(v, ())]
+
+    def supporting(self, *verbs: str) -> list[Resource]:
+        """The resources of :meth:`all_resources` that serve every one of ``verbs``
+        (client-go's ``FilteredBy(SupportsAllVerbs{...})``): ``supporting("delete", "list",
+        "watch")`` are the garbage collector's deletable resources."""
+        wanted = frozenset(verbs)
+        return [r for r in self.all_resources() if wanted <= self.verbs.get(r, frozenset())]
 
 
 def split_api_version(api_version: str) -> tuple[str, str]:
@@ -190,6 +200,30 @@ def parse_resource_list(api_version: str, document: Mapping[str, Any]) -> tuple[
         for r in _list(document.get("resources"))
         if r.get("name") and "/" not in str(r["name"]) and r.get("kind")
     )
+
+
+def parse_verbs(
+    resources: tuple[Resource, ...], document: Mapping[str, Any], api_version: str | None = None
+) -> dict[Resource, frozenset[str]]:
+    """The verbs of ``resources``, read from the document they were parsed from: a legacy
+    ``APIResourceList`` (``api_version`` None), or the entry of ``api_version`` in an
+    aggregated root document."""
+    if api_version is None:
+        listed = {str(r.get("name")): r for r in _list(document.get("resources"))}
+    else:
+        listed = {}
+        group, version = split_api_version(api_version)
+        for item in _list(document.get("items")):
+            if str(_dict(item.get("metadata")).get("name") or "") != group:
+                continue
+            for entry in _list(item.get("versions")):
+                if entry.get("version") == version:
+                    listed = {str(r.get("resource")): r for r in _list(entry.get("resources"))}
+    return {
+        r: frozenset(str(v) for v in listed[r.plural].get("verbs") or ())
+        for r in resources
+        if r.plural in listed
+    }
 
 
 def _list(value: Any) -> list[Mapping[str, Any]]:

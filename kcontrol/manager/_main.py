@@ -52,7 +52,7 @@ def main(
         return EXIT_OK
     try:
         options.validate()
-        controllers.select(options.controllers)
+        controllers.select(options.controllers, shards=options.election.shards)
     except OptionsError as error:
         print(f"{COMPONENT}: {error}", file=sys.stderr)
         return EXIT_USAGE

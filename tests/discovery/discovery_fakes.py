@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,6 +28,7 @@ class FakeDiscovery:
     requests: list[tuple[str, str | None]] = field(default_factory=list)
     stale: set[str] = field(default_factory=set)
     gate: asyncio.Event | None = None
+    verbs: dict[Resource, list[str]] = field(default_factory=dict)
 
     def serve(self, *resources: Resource) -> None:
         self.resources.extend(resources)
@@ -51,7 +53,10 @@ class FakeDiscovery:
         listed = [r for r in self.resources if r.api_version == api_version]
         if not listed or (path.startswith("/api/") != (listed[0].group == "")):
             raise NotFound("the server could not find the requested resource")
-        return _json(_resource_list(api_version, listed))
+        return _json(_resource_list(api_version, listed, self._verbs))
+
+    def _verbs(self, r: Resource) -> list[str]:
+        return self.verbs.get(r, ["get", "list", "watch"])
 
     def _groups(self, core: bool) -> dict[str, list[str]]:
         groups: dict[str, list[str]] = {}
@@ -72,7 +77,7 @@ class FakeDiscovery:
                 entries.append(
                     {
                         "version": version,
-                        "resources": [_aggregated_resource(r) for r in listed],
+                        "resources": [_aggregated_resource(r, self._verbs(r)) for r in listed],
                         "freshness": "Stale" if api_version in self.stale else "Current",
                     }
                 )
@@ -109,13 +114,13 @@ class FakeDiscovery:
         }
 
 
-def _aggregated_resource(r: Resource) -> dict[str, Any]:
+def _aggregated_resource(r: Resource, verbs: list[str]) -> dict[str, Any]:
     return {
         "resource": r.plural,
         "responseKind": {"group": r.group, "version": r.version, "kind": r.kind},
         "scope": "Namespaced" if r.namespaced else "Cluster",
         "singularResource": r.kind.lower(),
-        "verbs": ["get", "list", "watch"],
+        "verbs": verbs,
         "subresources": [
             {
                 "subresource": "status",
@@ -126,7 +131,9 @@ def _aggregated_resource(r: Resource) -> dict[str, Any]:
     }
 
 
-def _resource_list(api_version: str, listed: list[Resource]) -> dict[str, Any]:
+def _resource_list(
+    api_version: str, listed: list[Resource], verbs: Callable[[Resource], list[str]]
+) -> dict[str, Any]:
     resources: list[dict[str, Any]] = []
     for r in listed:
         entry = {
@@ -134,7 +141,7 @@ def _resource_list(api_version: str, listed: list[Resource]) -> dict[str, Any]:
             "singularName": r.kind.lower(),
             "namespaced": r.namespaced,
             "kind": r.kind,
-            "verbs": ["get", "list", "watch"],
+            "verbs": verbs(r),
         }
         resources.extend([entry, {**entry, "name": f"{r.plural}/status"}])
     return {

@@ -121,3 +121,14 @@ async def test_a_document_that_is_not_json_is_a_connection_error() -> None:
         await client.server_resources_for("apps/v1")
     with pytest.raises(ApiConnectionError, match="not an object"):
         await client.server_resources_for("v1")
+
+
+@pytest.mark.parametrize("aggregated", [True, False], ids=["aggregated", "legacy"])
+async def test_supporting_filters_by_every_verb_given(aggregated: bool) -> None:
+    deletable = ["create", "delete", "get", "list", "watch"]
+    server = FakeDiscovery(list(SERVED), aggregated=aggregated)
+    server.verbs = {PODS: deletable, DEPLOYMENTS: deletable, NODES: ["delete", "get", "list"]}
+    found = await DiscoveryClient(server).server_groups_and_resources()
+    assert found.verbs[NODES] == frozenset({"delete", "get", "list"})
+    assert found.supporting("delete", "list", "watch") == [PODS, DEPLOYMENTS]
+    assert found.supporting("get") == SERVED

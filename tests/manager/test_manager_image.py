@@ -28,6 +28,7 @@ CONTROLLERS = {
     "daemonset-controller",
     "deployment-controller",
     "disruption-controller",
+    "garbage-collector-controller",
     "job-controller",
     "pod-garbage-collector-controller",
     "replicaset-controller",
@@ -47,6 +48,7 @@ CONTROLLER_FLAGS = {
     "statefulset-controller": "--concurrent-statefulset-syncs",
     "daemonset-controller": "--concurrent-daemonset-syncs",
     "replicationcontroller-controller": "--concurrent-rc-syncs",
+    "garbage-collector-controller": "--concurrent-gc-syncs",
 }
 
 
