@@ -36,12 +36,13 @@ KCONTROL = "kcontrol"
 JOB_CONTROLLER = "job-controller"
 
 
-def is_job_controller(impl: str, writer: str) -> bool:
+def is_job_controller(impl: str, writer: str, controller: str = JOB_CONTROLLER) -> bool:
     """Whether a writer (:func:`bench.rollout.writer_of` of a user agent) is the job
-    controller of the side under test."""
+    controller of the side under test (or the one whose KCM client is named ``controller``:
+    bench/sets uses these helpers for its controllers)."""
     if impl == KCONTROL:
         return writer == "kcontrol-manager"
-    return writer == f"kube-controller-manager/{JOB_CONTROLLER}"
+    return writer == f"kube-controller-manager/{controller}"
 
 
 @dataclass
@@ -56,7 +57,11 @@ class WindowWrites:
 
 
 def writes_between(
-    audit: Iterable[AuditWrite], impl: str, start: float, end: float
+    audit: Iterable[AuditWrite],
+    impl: str,
+    start: float,
+    end: float,
+    controller: str = JOB_CONTROLLER,
 ) -> WindowWrites:
     """Attribute the audit log's writes received in ``[start, end)``."""
     result = WindowWrites()
@@ -64,7 +69,7 @@ def writes_between(
         if not start <= w.at < end:
             continue
         result.total += 1
-        if is_job_controller(impl, w.writer):
+        if is_job_controller(impl, w.writer, controller):
             result.writes[w.key] += 1
             if not 200 <= w.code < 300:
                 result.errors[f"{w.key} {w.code}"] += 1
@@ -77,10 +82,13 @@ class WriterTail:
     """Follows the audit log from ``offset`` to tell when the controller under test has
     stopped writing (a line still being written waits for the next poll)."""
 
-    def __init__(self, path: Path, offset: int, impl: str) -> None:
+    def __init__(
+        self, path: Path, offset: int, impl: str, controller: str = JOB_CONTROLLER
+    ) -> None:
         self.path = path
         self.offset = offset
         self.impl = impl
+        self.controller = controller
         self.last_write = 0.0  # wall-clock time its last write was received (0: none yet)
 
     def poll(self) -> None:
@@ -91,7 +99,7 @@ class WriterTail:
         if not complete:
             return
         for w in read_audit(self.path, self.offset, self.offset + complete):
-            if is_job_controller(self.impl, w.writer):
+            if is_job_controller(self.impl, w.writer, self.controller):
                 self.last_write = max(self.last_write, w.at)
         self.offset += complete
 
