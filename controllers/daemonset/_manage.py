@@ -50,7 +50,7 @@ from ._names import (
     SUCCEEDED_DAEMON_POD_REASON,
     UNIQUE_LABEL_KEY,
 )
-from ._placement import node_should_run_daemon_pod
+from ._placement import DaemonPlacement, Placement, node_should_run_daemon_pod
 from ._pods import (
     create_pod_template,
     creation_order_key,
@@ -143,9 +143,12 @@ class DaemonPodsManager:
         node_to_daemon_pods: Mapping[str, Sequence[Object]],
         ds: Mapping[str, Any],
         hash_: str,
+        placement: Placement | None = None,
     ) -> NodePlan:
-        """What ``node`` needs (the table of the module docstring)."""
-        placement = node_should_run_daemon_pod(node, ds)
+        """What ``node`` needs (the table of the module docstring); ``placement``: the
+        node's, when the caller has it."""
+        if placement is None:
+            placement = node_should_run_daemon_pod(node, ds)
         node_name = _name(node)
         daemon_pods = node_to_daemon_pods.get(node_name)
         needing: list[str] = []
@@ -246,9 +249,10 @@ class DaemonPodsManager:
         ``manage`` before ``syncNodes``)."""
         needing: list[str] = []
         to_delete: list[str] = []
+        placements = DaemonPlacement(ds)
         for node in nodes:
             node_needing, node_to_delete = self.pods_should_be_on_node(
-                node, node_to_daemon_pods, ds, hash_
+                node, node_to_daemon_pods, ds, hash_, placements.for_node(node)
             )
             needing.extend(node_needing)
             to_delete.extend(node_to_delete)

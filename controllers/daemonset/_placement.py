@@ -32,15 +32,23 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any, NamedTuple
 
+from kcontrol.client import deep_copy
+
 from ..scheduling import (
     NO_EXECUTE,
     RequiredNodeAffinity,
     do_not_schedule_taints_filter,
     find_matching_untolerated_taint,
 )
-from ._pods import new_pod
+from ._pods import add_or_update_daemon_pod_tolerations
 
-__all__ = ["Placement", "Predicates", "node_should_run_daemon_pod", "predicates"]
+__all__ = [
+    "DaemonPlacement",
+    "Placement",
+    "Predicates",
+    "node_should_run_daemon_pod",
+    "predicates",
+]
 
 
 class Predicates(NamedTuple):
@@ -94,29 +102,67 @@ def predicates(
     )
 
 
+class DaemonPlacement:
+    """:func:`node_should_run_daemon_pod` for one DaemonSet and any number of nodes: what the
+    pod it would make for a node (upstream ``NewPod``) is tested on - the template's node
+    name, its required node affinity, and its tolerations with the daemon tolerations added -
+    is taken from the DaemonSet once, not copied and parsed again for every node (a sync walks
+    every node three times: placing pods, counting for a rolling update, the status).
+    Built from the DaemonSet as it is now: build another after it changes."""
+
+    __slots__ = ("_affinity", "_comparison_operators", "_tolerations", "_wanted_node")
+
+    def __init__(self, ds: Mapping[str, Any], *, comparison_operators: bool = False) -> None:
+        template_spec = ((ds.get("spec") or {}).get("template") or {}).get("spec") or {}
+        self._wanted_node = str(template_spec.get("nodeName") or "")
+        self._affinity = RequiredNodeAffinity({"spec": template_spec})
+        spec: dict[str, Any] = {
+            "tolerations": deep_copy(list(template_spec.get("tolerations") or ())),
+            "hostNetwork": template_spec.get("hostNetwork"),
+        }
+        add_or_update_daemon_pod_tolerations(spec)
+        self._tolerations: list[Mapping[str, Any]] = spec["tolerations"]
+        self._comparison_operators = comparison_operators
+
+    def for_node(self, node: Mapping[str, Any]) -> Placement:
+        """Whether the DaemonSet should run a pod on ``node``, and keep one that runs there
+        already (the table in this module's docstring)."""
+        node_name = (node.get("metadata") or {}).get("name") or ""
+        # The pod would name this node (NewPod sets spec.nodeName), so only a template
+        # naming another one fails the node name.
+        if self._wanted_node and self._wanted_node != node_name:
+            return _NOT_HERE
+        if not self._affinity.match(node):
+            return _NOT_HERE
+        taints = (node.get("spec") or {}).get("taints")
+        if not taints:
+            return _RUN
+        comparison = self._comparison_operators
+        if (
+            find_matching_untolerated_taint(
+                taints,
+                self._tolerations,
+                do_not_schedule_taints_filter,
+                comparison_operators=comparison,
+            )
+            is None
+        ):
+            return _RUN
+        # A pod already there stays unless a NoExecute taint would evict it.
+        untolerated = find_matching_untolerated_taint(
+            taints, self._tolerations, _is_no_execute, comparison_operators=comparison
+        )
+        return Placement(should_run=False, should_continue_running=untolerated is None)
+
+
+_NOT_HERE = Placement(should_run=False, should_continue_running=False)
+_RUN = Placement(should_run=True, should_continue_running=True)
+
+
 def node_should_run_daemon_pod(
     node: Mapping[str, Any], ds: Mapping[str, Any], *, comparison_operators: bool = False
 ) -> Placement:
     """Whether ``ds`` should run a pod on ``node``, and keep one that runs there already
-    (upstream ``NodeShouldRunDaemonPod``; the table in this module's docstring)."""
-    node_name = (node.get("metadata") or {}).get("name") or ""
-    template_spec = ((ds.get("spec") or {}).get("template") or {}).get("spec") or {}
-    wanted_node = template_spec.get("nodeName") or ""
-    if wanted_node and wanted_node != node_name:
-        return Placement(should_run=False, should_continue_running=False)
-
-    pod = new_pod(ds, node_name)
-    taints = (node.get("spec") or {}).get("taints")
-    fits = predicates(pod, node, taints, comparison_operators=comparison_operators)
-    if not fits.fits_node_name or not fits.fits_node_affinity:
-        return Placement(should_run=False, should_continue_running=False)
-    if not fits.fits_taints:
-        # A pod already there stays unless a NoExecute taint would evict it.
-        untolerated = find_matching_untolerated_taint(
-            taints,
-            pod["spec"].get("tolerations"),
-            _is_no_execute,
-            comparison_operators=comparison_operators,
-        )
-        return Placement(should_run=False, should_continue_running=untolerated is None)
-    return Placement(should_run=True, should_continue_running=True)
+    (upstream ``NodeShouldRunDaemonPod``; the table in this module's docstring). For many
+    nodes, build one :class:`DaemonPlacement`."""
+    return DaemonPlacement(ds, comparison_operators=comparison_operators).for_node(node)

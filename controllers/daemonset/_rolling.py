@@ -24,7 +24,7 @@ from typing import Any, Final, NamedTuple
 from kcontrol.client import Object
 
 from ..intstr import IntOrPercentError, scaled_value_from_int_or_percent
-from ._placement import node_should_run_daemon_pod
+from ._placement import DaemonPlacement
 from ._pods import get_template_generation, is_pod_updated
 
 __all__ = [
@@ -114,8 +114,9 @@ def updated_desired_node_counts(
     MaxSurge) for a missing or malformed limit.
     """
     desired = 0
+    placements = DaemonPlacement(ds, comparison_operators=comparison_operators)
     for node in nodes:
-        placement = node_should_run_daemon_pod(node, ds, comparison_operators=comparison_operators)
+        placement = placements.for_node(node)
         if not placement.should_run:
             continue
         desired += 1

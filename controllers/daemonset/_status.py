@@ -22,7 +22,7 @@ from kcontrol.logging import get_logger
 
 from ..podutil import is_pod_available, is_pod_ready
 from ._names import STATUS_UPDATE_RETRIES
-from ._placement import node_should_run_daemon_pod
+from ._placement import DaemonPlacement
 from ._pods import creation_order_key, get_template_generation, is_pod_updated
 
 __all__ = ["STATUS_FIELDS", "DaemonSetCounts", "calculate_counts", "store_daemon_set_status"]
@@ -61,8 +61,9 @@ def calculate_counts(
         generation = None  # the hash decides
     min_ready_seconds = int((ds.get("spec") or {}).get("minReadySeconds") or 0)
     desired = current = misscheduled = ready = updated = available = 0
+    placements = DaemonPlacement(ds)
     for node in nodes:
-        placement = node_should_run_daemon_pod(node, ds)
+        placement = placements.for_node(node)
         pods = node_to_daemon_pods.get((node.get("metadata") or {}).get("name") or "") or ()
         if not placement.should_run:
             if pods:

@@ -38,7 +38,7 @@ from typing import Any, NamedTuple
 from kcontrol.client import Object
 
 from ..podutil import is_pod_available
-from ._placement import node_should_run_daemon_pod
+from ._placement import DaemonPlacement
 from ._rolling import find_updated_pods_on_node, updated_desired_node_counts
 
 __all__ = ["RollingPlan", "plan_rolling_update"]
@@ -75,9 +75,11 @@ def plan_rolling_update(
     def available(pod: Mapping[str, Any]) -> bool:
         return is_pod_available(pod, min_ready, now)
 
+    placements = DaemonPlacement(ds)
+
     def should_run(node_name: str) -> bool:
         node = nodes.get(node_name)
-        return node is not None and node_should_run_daemon_pod(node, ds).should_run
+        return node is not None and placements.for_node(node).should_run
 
     if counts.max_surge == 0:
         return _without_surge(ds, node_to_daemon_pods, hash_, counts.max_unavailable, available)

@@ -23,6 +23,7 @@ from daemonset_fixtures import (
 )
 
 from kcontrol_controllers.daemonset._placement import (
+    DaemonPlacement,
     Placement,
     Predicates,
     node_should_run_daemon_pod,
@@ -264,3 +265,37 @@ def test_predicates_use_the_taints_given_not_the_nodes() -> None:
     pod = new_pod(new_daemon_set("ds"), "node-1")
     assert predicates(pod, node, []).fits_taints
     assert not predicates(pod, node, NO_EXECUTE_TAINTS).fits_taints
+
+
+def _upstream(node: dict[str, Any], ds: dict[str, Any]) -> Placement:
+    """``NodeShouldRunDaemonPod`` as upstream computes it: the pod built for the node
+    (``NewPod``), then ``predicates``."""
+    template_node = ds["spec"]["template"]["spec"].get("nodeName")
+    if template_node and template_node != node["metadata"]["name"]:
+        return NEVER
+    pod = new_pod(ds, node["metadata"]["name"])
+    fits = predicates(pod, node, node["spec"].get("taints"))
+    if not fits.fits_node_name or not fits.fits_node_affinity:
+        return NEVER
+    if not fits.fits_taints:
+        evicting = [
+            t
+            for t in node["spec"].get("taints") or ()
+            if t.get("effect") == "NoExecute" and predicates(pod, node, [t]).fits_taints is False
+        ]
+        return KEEP_ONLY if not evicting else NEVER
+    return RUN
+
+
+def test_one_placement_over_many_nodes_answers_as_a_pod_built_per_node() -> None:
+    """DaemonPlacement reads the template once for every node; each node's answer must be
+    the one of the pod upstream builds for that node, whatever nodes came before it."""
+    for template_spec, _, _ in (case.values for case in CASES):
+        ds = new_daemon_set("ds", **copy.deepcopy(template_spec))
+        placements = DaemonPlacement(ds)
+        nodes = [
+            new_node(f"node-{i}", SIMPLE_DAEMON_SET_LABEL, **_node_options(node_spec))
+            for i, (_, node_spec, _) in enumerate(case.values for case in CASES)
+        ]
+        for node in [*nodes, *reversed(nodes)]:
+            assert placements.for_node(node) == _upstream(node, ds), (template_spec, node)
