@@ -19,6 +19,10 @@ kcontrol's additions and differences, all documented in ``--help``:
 - ``--metrics-port`` (default 0: off): the same endpoints over plain HTTP without
   authentication, an opt-in for local runs, on ``--metrics-bind-address`` (default
   ``127.0.0.1``: ``--bind-address`` is the secure port's only).
+- ``--webhook-port`` (controller-runtime's 9443), ``--webhook-bind-address``,
+  ``--webhook-cert-file`` / ``--webhook-key-file`` or ``--webhook-cert-dir``: the webhook
+  server (:class:`~kcontrol.webhook.WebhookOptions`), which runs only when webhooks were
+  added to the manager.
 - ``--log-format`` ``json`` (default) or ``console``.
 - ``--event-loop`` ``auto`` (default: uvloop when it is installed), ``uvloop`` or ``asyncio``.
 - ``--leader-elect-identity``: the holder identity (default ``<hostname>_<uuid>``, as upstream).
@@ -34,6 +38,7 @@ import re
 import textwrap
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from kcontrol.errors import OptionsError
@@ -42,6 +47,7 @@ from kcontrol.logging import LOG_FORMATS
 from kcontrol.manager._options import DEFAULT_SECURE_PORT, EVENT_LOOPS, ManagerOptions
 from kcontrol.manager._registry import ControllerFlag
 from kcontrol.serving import CIPHER_SUITES, INSECURE_CIPHER_SUITES, TLS_VERSIONS, ServingOptions
+from kcontrol.webhook import WebhookOptions
 
 __all__ = [
     "build_parser",
@@ -366,7 +372,7 @@ def build_parser(
                 show_default=False,
             )
     _add_leader_election_flags(parser, defaults.election)
-    _add_serving_flags(parser, defaults.serving)
+    _add_serving_flags(parser, defaults.serving, defaults.webhook)
     logs = parser.add_argument_group("Logs flags")
     _add(
         logs,
@@ -482,7 +488,9 @@ def _add_leader_election_flags(
     )
 
 
-def _add_serving_flags(parser: argparse.ArgumentParser, defaults: ServingOptions) -> None:
+def _add_serving_flags(
+    parser: argparse.ArgumentParser, defaults: ServingOptions, hooks: WebhookOptions
+) -> None:
     """The secure port's flags (kube-controller-manager's) and the plain-HTTP opt-in."""
     serving = parser.add_argument_group("Secure serving flags")
     _add(
@@ -611,6 +619,38 @@ def _add_serving_flags(parser: argparse.ArgumentParser, defaults: ServingOptions
         defaults.authorization_webhook_cache_unauthorized_ttl,
         "How long denied answers of SubjectAccessReviews are cached.",
     )
+    webhook = parser.add_argument_group("Webhook server flags (served when webhooks are added)")
+    _add(webhook, "webhook-port", _INT, hooks.port, "The port the webhook server listens on.")
+    _add(
+        webhook,
+        "webhook-bind-address",
+        _IP,
+        hooks.bind_address,
+        "The IP address the webhook server listens on.",
+    )
+    _add(
+        webhook,
+        "webhook-cert-file",
+        _STRING,
+        str(hooks.cert_file or ""),
+        "The webhook server's certificate (PEM), reloaded when the file changes; with "
+        "--webhook-key-file.",
+    )
+    _add(
+        webhook,
+        "webhook-key-file",
+        _STRING,
+        str(hooks.key_file or ""),
+        "The key of --webhook-cert-file.",
+    )
+    _add(
+        webhook,
+        "webhook-cert-dir",
+        _STRING,
+        str(hooks.cert_dir or ""),
+        "Without --webhook-cert-file: the directory of a generated self-signed pair. "
+        "Default: a private temporary directory.",
+    )
     plain = parser.add_argument_group("Plain-HTTP metrics flags (kcontrol)")
     _add(
         plain,
@@ -691,5 +731,24 @@ def parse_args(
         log_format=namespace.log_format,
         event_loop=namespace.event_loop,
         graceful_shutdown_timeout=namespace.graceful_shutdown_timeout,
+        webhook=_webhook_options(namespace, defaults.webhook),
     )
     return options, bool(namespace.version)
+
+
+def _webhook_options(namespace: argparse.Namespace, defaults: WebhookOptions) -> WebhookOptions:
+    cert, key, directory = (
+        namespace.webhook_cert_file,
+        namespace.webhook_key_file,
+        namespace.webhook_cert_dir,
+    )
+    if bool(cert) != bool(key):
+        raise OptionsError("--webhook-cert-file and --webhook-key-file go together")
+    return dataclasses.replace(
+        defaults,
+        port=namespace.webhook_port,
+        bind_address=namespace.webhook_bind_address,
+        cert_file=Path(cert) if cert else None,
+        key_file=Path(key) if key else None,
+        cert_dir=Path(directory) if directory else None,
+    )

@@ -562,3 +562,23 @@ def test_the_installed_controllers_declare_kube_controller_managers_flags() -> N
     flags = {flag.name: flag for flag in ControllerRegistry.from_entry_points().flags()}
     assert flags["concurrent-deployment-syncs"].default == 5
     assert flags["concurrent-replicaset-syncs"].default == 5
+
+
+def test_webhook_flags() -> None:
+    options, _ = parse_args([])
+    assert (options.webhook.port, options.webhook.cert_file) == (9443, None)
+    options, _ = parse_args(
+        [
+            "--webhook-port=9444",
+            "--webhook-bind-address=127.0.0.1",
+            "--webhook-cert-file=/certs/tls.crt",
+            "--webhook-key-file=/certs/tls.key",
+        ]
+    )
+    webhook = options.webhook
+    assert (webhook.port, webhook.bind_address) == (9444, "127.0.0.1")
+    assert (webhook.cert_file, webhook.key_file) == (Path("/certs/tls.crt"), Path("/certs/tls.key"))
+    options, _ = parse_args(["--webhook-cert-dir=/tmp/hooks"])
+    assert options.webhook.cert_dir == Path("/tmp/hooks")
+    with pytest.raises(OptionsError, match="go together"):
+        parse_args(["--webhook-cert-file=/certs/tls.crt"])
