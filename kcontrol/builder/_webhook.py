@@ -21,7 +21,13 @@ from dataclasses import dataclass
 
 from kcontrol.client import Resource
 from kcontrol.manager import Manager
-from kcontrol.webhook import ADMISSION_TIMEOUT, AdmissionWebhook, Defaulter, Validator
+from kcontrol.webhook import (
+    ADMISSION_TIMEOUT,
+    AdmissionTarget,
+    AdmissionWebhook,
+    Defaulter,
+    Validator,
+)
 
 __all__ = ["WebhookBuilder", "webhook_managed_by", "webhook_path"]
 
@@ -74,13 +80,17 @@ class WebhookBuilder:
         if self.defaulter is not None:
             path = webhook_path("mutate", self.resource)
             self.manager.add_webhook(
-                path, AdmissionWebhook(default=self.defaulter, timeout=self.timeout, name=path)
+                path,
+                AdmissionWebhook(default=self.defaulter, timeout=self.timeout, name=path),
+                target=AdmissionTarget(self.resource, path, mutating=True),
             )
             paths.append(path)
         if self.validator is not None:
             path = webhook_path("validate", self.resource)
             self.manager.add_webhook(
-                path, AdmissionWebhook(validate=self.validator, timeout=self.timeout, name=path)
+                path,
+                AdmissionWebhook(validate=self.validator, timeout=self.timeout, name=path),
+                target=AdmissionTarget(self.resource, path, mutating=False),
             )
             paths.append(path)
         return paths

@@ -99,7 +99,7 @@ from kcontrol.client import (
     WriteGate,
 )
 from kcontrol.controller import guarded_by
-from kcontrol.errors import ApiServerNotHealthy
+from kcontrol.errors import ApiServerNotHealthy, KcontrolError
 from kcontrol.events import EventBroadcaster, EventRecorder
 from kcontrol.informers import (
     CacheReader,
@@ -140,7 +140,7 @@ from kcontrol.manager._registry import (
 )
 from kcontrol.serving import HealthServer, SecureServer
 from kcontrol.serving._http import Handler
-from kcontrol.webhook import WebhookServer
+from kcontrol.webhook import AdmissionTarget, WebhookServer, install_webhooks
 
 __all__ = [
     "COMPONENT",
@@ -160,6 +160,9 @@ _log = get_logger(__name__)
 
 COMPONENT = "kcontrol-manager"
 """The event source of the manager's own events and its user agent."""
+
+WEBHOOK_INSTALL_RETRY = 5.0
+"""Seconds between two attempts to install the webhook configurations (managed mode)."""
 
 LEADER_ELECTION_HEALTH_TIMEOUT = 20.0
 """How long past its lease a leader may go without renewing before ``/livez`` fails
@@ -247,6 +250,8 @@ class Manager:
         ``await manager.cache.get(WEBSITES, name, namespace=ns)``; while running."""
         self._retired_watch_events: dict[tuple[str, str], int] = {}
         self._webhooks: list[tuple[str, Handler]] = []
+        self._admission_targets: list[AdmissionTarget] = []
+        self._conversions: dict[str, str] = {}
         self._registry.register(_InformerSizes(self._informer_sizes))
         self._configure(options)
 
@@ -328,15 +333,31 @@ class Manager:
             raise RuntimeError("add controllers before the manager runs")
         self._controllers.add(spec)
 
-    def add_webhook(self, path: str, handler: Handler) -> None:
+    def add_webhook(
+        self, path: str, handler: Handler, *, target: AdmissionTarget | None = None
+    ) -> None:
         """Serve ``handler`` (an :class:`~kcontrol.webhook.AdmissionWebhook`, or any handler
         of ``POST`` requests) at ``path`` of the webhook server, which runs - on every
         replica, leading or not: webhooks are stateless - once any webhook is added. Add
-        before :meth:`run`; ``/readyz`` waits until the server listens."""
+        before :meth:`run`; ``/readyz`` waits until the server listens. ``target`` says what
+        the webhook admits, for managed mode (``WebhookOptions.install_url``)."""
         if self._task is not None:
             raise RuntimeError("add webhooks before the manager runs")
         self.webhook_server.register(path, handler)
         self._webhooks.append((path, handler))
+        if target is not None:
+            self._admission_targets.append(target)
+
+    def add_conversion_webhook(
+        self, crd: str, converter: Handler, *, path: str | None = None
+    ) -> str:
+        """Serve ``converter`` (a :class:`~kcontrol.webhook.ConversionWebhook`) for the CRD
+        named ``crd`` at ``path`` (default ``/convert-<crd>``), which managed mode points the
+        CRD's conversion at; returns the path."""
+        path = path or f"/convert-{crd}"
+        self.add_webhook(path, converter)
+        self._conversions[crd] = path
+        return path
 
     @property
     def client(self) -> Client:
@@ -424,6 +445,28 @@ class Manager:
         pending = [i.resource.plural for i in informers.informers() if not i.has_synced()]
         if pending:
             raise RuntimeError(f"informers not synced: {', '.join(pending)}")
+
+    async def _install_webhooks(self, client: Client, url: str) -> None:
+        """Managed mode: once the server listens, apply the configurations (retried every
+        :data:`WEBHOOK_INSTALL_RETRY` seconds while the API server refuses them)."""
+        await self.webhook_server.wait_ready()
+        url = url.replace("{port}", str(self.webhook_server.port))
+        while True:
+            try:
+                await install_webhooks(
+                    client,
+                    name=self._options.webhook.install_name or self.component,
+                    url=url,
+                    ca_bundle=self.webhook_server.ca_bundle,
+                    admission=self._admission_targets,
+                    conversions=self._conversions,
+                )
+            except KcontrolError as error:
+                _log.error("installing the webhook configurations failed", error=str(error))
+                await asyncio.sleep(WEBHOOK_INSTALL_RETRY)
+                continue
+            _log.info("installed the webhook configurations", url=url)
+            return
 
     def _check_webhooks_served(self) -> None:
         if self._webhooks and not self.webhook_server.ready():
@@ -525,6 +568,13 @@ class Manager:
                 owned.append(infrastructure.create_task(self.health.run(), name="health"))
             if self._webhooks:
                 owned.append(infrastructure.create_task(self.webhook_server.run(), name="webhooks"))
+                if options.webhook.install_url:
+                    owned.append(
+                        infrastructure.create_task(
+                            self._install_webhooks(client, options.webhook.install_url),
+                            name="install webhooks",
+                        )
+                    )
             try:
                 if isinstance(client, ApiClient):
                     await wait_for_api_server(client)

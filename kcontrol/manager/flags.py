@@ -645,6 +645,15 @@ def _add_serving_flags(
     )
     _add(
         webhook,
+        "webhook-install-url",
+        _STRING,
+        hooks.install_url or "",
+        "Managed mode, for a local cluster: once the webhook server listens, apply webhook "
+        "configurations and the CRDs' conversion settings pointing the API server at this URL "
+        "(e.g. https://127.0.0.1:9443). Empty: the operator's manifests configure them.",
+    )
+    _add(
+        webhook,
         "webhook-cert-dir",
         _STRING,
         str(hooks.cert_dir or ""),
@@ -751,4 +760,5 @@ def _webhook_options(namespace: argparse.Namespace, defaults: WebhookOptions) ->
         cert_file=Path(cert) if cert else None,
         key_file=Path(key) if key else None,
         cert_dir=Path(directory) if directory else None,
+        install_url=namespace.webhook_install_url or None,
     )

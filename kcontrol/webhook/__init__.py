@@ -12,7 +12,8 @@ controller-runtime's ``pkg/webhook``.
   certificates from files (reloaded) or generated (:class:`WebhookOptions`).
 - :func:`json_patch`: the RFC 6902 patch between two documents.
 - :func:`admission_configuration`: a Validating- or MutatingWebhookConfiguration for webhooks
-  served at a URL (development, envtest) or behind a Service.
+  served at a URL (development, envtest) or behind a Service; :func:`install_webhooks`
+  applies them (and CRDs' conversion settings) for a local operator: managed mode.
 
 The builder declares webhooks next to a controller
 (:func:`kcontrol.builder.webhook_managed_by`), and the manager serves them.
@@ -29,6 +30,12 @@ from kcontrol.webhook._admission import (
 )
 from kcontrol.webhook._configuration import admission_configuration
 from kcontrol.webhook._conversion import ConversionWebhook, Converter, Spoke, round_trip
+from kcontrol.webhook._install import (
+    MUTATINGWEBHOOKCONFIGURATIONS,
+    VALIDATINGWEBHOOKCONFIGURATIONS,
+    AdmissionTarget,
+    install_webhooks,
+)
 from kcontrol.webhook._jsonpatch import json_patch
 from kcontrol.webhook._server import (
     DEFAULT_WEBHOOK_PORT,
@@ -41,7 +48,10 @@ __all__ = [
     "ADMISSION_TIMEOUT",
     "DEFAULT_WEBHOOK_PORT",
     "MAX_BODY_BYTES",
+    "MUTATINGWEBHOOKCONFIGURATIONS",
+    "VALIDATINGWEBHOOKCONFIGURATIONS",
     "AdmissionRequest",
+    "AdmissionTarget",
     "AdmissionWebhook",
     "ConversionWebhook",
     "Converter",
@@ -53,6 +63,7 @@ __all__ = [
     "WebhookOptions",
     "WebhookServer",
     "admission_configuration",
+    "install_webhooks",
     "json_patch",
     "round_trip",
 ]

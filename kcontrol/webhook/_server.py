@@ -50,7 +50,14 @@ class WebhookOptions:
     """Where and how the webhook server listens (module docstring): ``port`` (0: a free
     one), ``bind_address``, a certificate pair (``cert_file``/``key_file``, checked for
     changes every ``cert_reload_interval`` seconds) or a directory for a generated one
-    (``cert_dir``; default: a new temporary directory) valid for ``hosts``."""
+    (``cert_dir``; default: a new temporary directory) valid for ``hosts``.
+
+    ``install_url``: managed mode (:func:`~kcontrol.webhook.install_webhooks`) - once the
+    server listens, the manager applies webhook configurations (named ``install_name``, by
+    default the manager's name) and the CRDs' conversion settings pointing the API server at
+    this URL (``https://127.0.0.1:9443`` for a local cluster; ``{port}`` in it stands for the
+    port the server listens on), with the serving certificate as their bundle. ``None``: the
+    configurations are the operator's manifests'."""
 
     port: int = DEFAULT_WEBHOOK_PORT
     bind_address: str = "0.0.0.0"
@@ -59,6 +66,8 @@ class WebhookOptions:
     cert_dir: Path | None = None
     hosts: Sequence[str] = field(default=("localhost", "127.0.0.1"))
     cert_reload_interval: float = CERT_RELOAD_INTERVAL
+    install_url: str | None = None
+    install_name: str = ""
 
     def __post_init__(self) -> None:
         if (self.cert_file is None) != (self.key_file is None):

@@ -582,3 +582,9 @@ def test_webhook_flags() -> None:
     assert options.webhook.cert_dir == Path("/tmp/hooks")
     with pytest.raises(OptionsError, match="go together"):
         parse_args(["--webhook-cert-file=/certs/tls.crt"])
+
+
+def test_webhook_install_url_flag() -> None:
+    options, _ = parse_args(["--webhook-install-url=https://127.0.0.1:9443"])
+    assert options.webhook.install_url == "https://127.0.0.1:9443"
+    assert parse_args([])[0].webhook.install_url is None

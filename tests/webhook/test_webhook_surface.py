@@ -11,6 +11,9 @@ def test_public_surface() -> None:
             "ADMISSION_TIMEOUT",
             "DEFAULT_WEBHOOK_PORT",
             "MAX_BODY_BYTES",
+            "MUTATINGWEBHOOKCONFIGURATIONS",
+            "VALIDATINGWEBHOOKCONFIGURATIONS",
+            "AdmissionTarget",
             "AdmissionRequest",
             "AdmissionWebhook",
             "ConversionWebhook",
@@ -23,6 +26,7 @@ def test_public_surface() -> None:
             "WebhookOptions",
             "WebhookServer",
             "admission_configuration",
+            "install_webhooks",
             "json_patch",
             "round_trip",
         ]
