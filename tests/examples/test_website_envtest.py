@@ -1,10 +1,13 @@
 """The Website operator as its users run it - ``python -m examples.website --kubeconfig ...``,
 its own process - on the real apiserver with the CRD installed: it converges, follows spec
-and status changes, re-creates what is deleted, then writes nothing, and stops cleanly."""
+and status changes, re-creates what is deleted, then writes nothing, and stops cleanly. Its
+webhooks, in managed mode (``--webhook-install-url``), default the replicas, refuse an
+unpinned image with the field's error, and serve the Website as v1beta1."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import signal
 import sys
 import time
@@ -24,12 +27,15 @@ from website_helpers import (
 )
 
 from examples.website import WEBSITES
-from kcontrol.client import DEPLOYMENTS, SERVICES, ApiClient, PatchType, load_config
+from kcontrol.client import DEPLOYMENTS, SERVICES, ApiClient, PatchType, Resource, load_config
 from kcontrol.envtest import ControlPlane
+from kcontrol.errors import ApiError, Invalid, NotFound
+from kcontrol.webhook import MUTATINGWEBHOOKCONFIGURATIONS, VALIDATINGWEBHOOKCONFIGURATIONS
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 T = TypeVar("T")
+V1BETA1 = Resource("demo.example.com", "v1beta1", "websites", "Website")
 
 
 async def eventually(
@@ -58,13 +64,22 @@ async def test_website_operator_end_to_end(
 ) -> None:
     await control_plane.install_crds([CRD])
     operator = LoggedProcess(
-        [sys.executable, "-m", "examples.website", f"--kubeconfig={control_plane.kubeconfig_path}"],
+        [
+            sys.executable,
+            "-m",
+            "examples.website",
+            f"--kubeconfig={control_plane.kubeconfig_path}",
+            "--webhook-port=0",
+            "--webhook-bind-address=127.0.0.1",
+            "--webhook-install-url=https://127.0.0.1:{port}",
+        ],
         tmp_path / "operator.log",
     )
     try:
         async with ApiClient(
             await load_config(kubeconfig=str(control_plane.kubeconfig_path)), qps=0
         ) as client:
+            await webhooks_in_effect(client, namespace, operator)
             site = await client.create(WEBSITES, website("site", namespace, replicas=2))
 
             async def converged() -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]] | None:
@@ -157,7 +172,37 @@ async def test_website_operator_end_to_end(
             await asyncio.sleep(2.0)
             assert await versions() == before
 
+            seen = await client.get(V1BETA1, "site", namespace=namespace)
+            assert seen["apiVersion"] == "demo.example.com/v1beta1"
+            assert seen["spec"]["size"] in ("small", "medium", "large")
+
         operator.signal(signal.SIGTERM)
         assert await operator.wait(within=20) == 0, operator.log()[-4000:]
     finally:
         operator.stop()
+        async with control_plane.admin_client() as admin:  # nothing answers them any more
+            for resource in (MUTATINGWEBHOOKCONFIGURATIONS, VALIDATINGWEBHOOKCONFIGURATIONS):
+                with contextlib.suppress(NotFound):
+                    await admin.delete(resource, "website-operator")
+        await control_plane.install_crds([CRD])  # its conversion back to the file's
+
+
+async def webhooks_in_effect(client: ApiClient, namespace: str, operator: LoggedProcess) -> None:
+    """Until the configurations the operator installed are in effect: a Website without
+    replicas comes back defaulted; then an unpinned image is refused with its field."""
+
+    async def defaulted() -> dict[str, Any] | None:
+        probe = website("probe", namespace, replicas=None)
+        probe["metadata"] = {"generateName": "probe-", "namespace": namespace}
+        try:
+            created = await client.create(WEBSITES, probe)
+        except ApiError:
+            return None  # the webhook configured but its CA not yet read, say
+        await client.delete(WEBSITES, created["metadata"]["name"], namespace=namespace)
+        return created if created["spec"].get("replicas") == 1 else None
+
+    await eventually(defaulted, operator, what="the defaulting webhook in effect")
+    with pytest.raises(Invalid) as refused:
+        await client.create(WEBSITES, website("unpinned", namespace, image="nginx"))
+    causes = refused.value.details.get("causes") or []
+    assert [c["field"] for c in causes] == ["spec.image"], refused.value.details
