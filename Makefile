@@ -92,11 +92,12 @@ run: venv assets bytecode
 # and 100x4x2 (N Jobs x M completions x parallelism P), QPS 20 / burst 30 and unthrottled,
 # 3 runs each, ~25 min; shards (kcontrol-manager over 1 and 3 replicas, 2,000 Deployments in
 # 200 namespaces, with faults and a 1 -> 3 -> 1 restart, the API server filtering by shard and
-# not) ~1 h.
+# not) ~1 h; sets (KCM's StatefulSet and DaemonSet controllers: 50 StatefulSets x 5 and 5
+# DaemonSets over 50 nodes, QPS 20 / burst 30 and unthrottled, 2 runs each) ~20 min.
 # BENCH_QUICK=1: every suite small (~7 min), into $(BENCH_OUT) = /tmp/kcontrol-bench.
 # Choose suites and sizes with BENCH_SUITES="decode informer" and BENCH_<SUITE>_ARGS=...
 # (e.g. BENCH_ROLLOUT_ARGS="--sizes 50x3 --runs 3"); plots only: BENCH_SUITES= .
-BENCH_SUITES ?= decode workqueue informer rollout operator jobs shards
+BENCH_SUITES ?= decode workqueue informer rollout operator jobs sets shards
 ifdef BENCH_QUICK
 BENCH_OUT ?= /tmp/kcontrol-bench
 BENCH_DECODE_ARGS ?= -n 2000 --rounds 3
@@ -105,6 +106,7 @@ BENCH_INFORMER_ARGS ?= --pods 1000,5000 --runs 1 --churn-seconds 5
 BENCH_ROLLOUT_ARGS ?= --sizes 20x2 --qps unthrottled --runs 1
 BENCH_OPERATOR_ARGS ?= --websites 20 --runs 1
 BENCH_JOBS_ARGS ?= --sizes 5x4x2 --qps unthrottled --runs 1
+BENCH_SETS_ARGS ?= --sizes sts=3x3,ds=2x5 --qps unthrottled --runs 1
 BENCH_SHARDS_ARGS ?= --deployments 60 --namespaces 12 --configs 1x1,3x3! --gates on
 else
 BENCH_OUT ?= bench/results
@@ -114,6 +116,7 @@ BENCH_INFORMER_ARGS ?= --pods 1000,10000,50000
 BENCH_ROLLOUT_ARGS ?= --sizes 50x3,200x5,1000x1 --qps 20:30,unthrottled --runs 3
 BENCH_OPERATOR_ARGS ?= --websites 50,500 --runs 3
 BENCH_JOBS_ARGS ?= --sizes 20x10x5,100x4x2 --qps 20:30,unthrottled --runs 3
+BENCH_SETS_ARGS ?= --sizes sts=50x5,ds=5x50 --qps 20:30,unthrottled --runs 2
 BENCH_SHARDS_ARGS ?= --deployments 2000 --namespaces 200 --configs 1x1,3x3,3x6! --restart
 endif
 bench: venv bench-assets
@@ -126,6 +129,7 @@ bench: venv bench-assets
 		rollout) args="$(BENCH_ROLLOUT_ARGS)"; md=--out;; \
 		operator) args="$(BENCH_OPERATOR_ARGS)"; md=--out;; \
 		jobs) args="$(BENCH_JOBS_ARGS)"; md=--out;; \
+		sets) args="$(BENCH_SETS_ARGS)"; md=--out;; \
 		shards) args="$(BENCH_SHARDS_ARGS)"; md=--out;; \
 		*) echo "unknown suite $$suite"; exit 2;; \
 		esac; \

@@ -16,7 +16,9 @@ format) and writes PNGs into ``bench/results/plots/``.
 - ``jobs.png``: kcontrol-manager's job controller against kube-controller-manager's on the
   kwok cluster: seconds until every Job completed, the controller's CPU-seconds, its API
   writes per Job and its peak RSS, for each workload (N Jobs x M completions, parallelism P)
-  and client limit, with issue 21's target for each (kcontrol at most that far above KCM).
+  and client limit, with issue 21's target for each (kcontrol at most that far above KCM);
+- ``sets.png``: kcontrol-manager's StatefulSet and DaemonSet controllers against
+  kube-controller-manager's (bench/sets: time, CPU, writes, memory, with issue 36's targets).
 
 A suite whose results file is missing is skipped. Usage (from the repository root)::
 
@@ -45,7 +47,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # python bench/
 
 from bench._results import RESULTS_DIR, load_results
 
-__all__ = ["main", "plot_informer", "plot_jobs", "plot_operator", "plot_rollout"]
+__all__ = ["main", "plot_informer", "plot_jobs", "plot_operator", "plot_rollout", "plot_sets"]
 
 # One colour per implementation across every plot: ours blue, the Go peer orange.
 STYLE: dict[str, dict[str, Any]] = {
@@ -438,6 +440,13 @@ def plot_jobs(doc: dict[str, Any], out: Path) -> list[Path]:
     return [_save(fig, out / "jobs.png")]
 
 
+def plot_sets(doc: dict[str, Any], out: Path) -> list[Path]:
+    """``sets.png``: bench/sets's plot (:func:`bench.sets._plot.plot_sets`)."""
+    from bench.sets._plot import plot_sets as draw  # noqa: PLC0415 - matplotlib only here
+
+    return [draw(doc, out / "sets.png")]
+
+
 def _save(fig: Figure, path: Path) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=110)
@@ -457,6 +466,7 @@ def main() -> None:
         ("rollout", plot_rollout),
         ("operator", plot_operator),
         ("jobs", plot_jobs),
+        ("sets", plot_sets),
     ):
         path = results / f"{suite}.json"
         if not path.exists():
