@@ -130,9 +130,28 @@ async def test_rollout_status_waits_for_a_stuck_update_and_undo_recovers(
         }
         await client.patch(DAEMONSETS, "stuck", broken, namespace=ns)
 
+        seen: dict[str, object] = {}
+
         async def stuck() -> bool:
             ds = await client.get(DAEMONSETS, "stuck", namespace=ns)
             status = ds.get("status") or {}
+            seen.update(
+                generation=ds["metadata"]["generation"],
+                status=status,
+                pods={
+                    node: [
+                        (
+                            p["metadata"]["name"],
+                            p["metadata"]["labels"].get(HASH),
+                            (p.get("status") or {}).get("phase"),
+                            is_ready(p),
+                            bool(p["metadata"].get("deletionTimestamp")),
+                        )
+                        for p in pods
+                    ]
+                    for node, pods in (await placed(client, ns, "stuck")).items()
+                },
+            )
             return (
                 status.get("observedGeneration") == ds["metadata"]["generation"]
                 and status.get("updatedNumberScheduled") == 1
@@ -140,7 +159,11 @@ async def test_rollout_status_waits_for_a_stuck_update_and_undo_recovers(
                 and len(await hashes(client, ns, "stuck")) == 2
             )
 
-        await poll(stuck, within=WITHIN, message="the broken update never reached one node")
+        await poll(
+            stuck,
+            within=WITHIN,
+            message=lambda: f"the broken update never reached one node: {seen}",
+        )
 
         snapshot = await kubectl_ok(
             cluster, ns, "rollout", "status", "daemonset/stuck", "--watch=false"
