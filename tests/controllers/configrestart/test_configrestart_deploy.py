@@ -15,29 +15,22 @@ from kcontrol.envtest import ControlPlane, find_binary
 from kcontrol.manager import ControllerRegistry
 from kcontrol.manager.flags import parse_args
 from kcontrol_controllers.configrestart import SPEC
+from tests.controllers import manifests
 
 DEPLOY = Path(__file__).resolve().parents[3] / "deploy" / "configrestart"
+BUNDLE = "configrestart"
 
 
 def documents() -> list[dict[str, Any]]:
-    docs = []
-    for path in sorted(DEPLOY.glob("*.yaml")):
-        if path.name != "kustomization.yaml":
-            docs += [d for d in yaml.safe_load_all(path.read_text()) if d]
-    return docs
+    return manifests.documents(BUNDLE)
 
 
 def find(kind: str, name: str) -> dict[str, Any]:
-    for doc in documents():
-        if doc["kind"] == kind and doc["metadata"]["name"] == name:
-            return doc
-    raise AssertionError(f"{kind} {name} not in deploy/configrestart/")
+    return manifests.find(BUNDLE, kind, name)
 
 
 def test_kustomization_lists_every_manifest() -> None:
-    kustomization = yaml.safe_load((DEPLOY / "kustomization.yaml").read_text())
-    on_disk = {p.name for p in DEPLOY.glob("*.yaml")} - {"kustomization.yaml"}
-    assert set(kustomization["resources"]) == on_disk
+    assert manifests.unlisted_manifests(BUNDLE) == set()
 
 
 def test_cluster_role_grants_only_what_is_needed() -> None:

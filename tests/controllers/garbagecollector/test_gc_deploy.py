@@ -12,15 +12,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
 from kcontrol.envtest import ControlPlane, find_binary
 from kcontrol.manager import ControllerRegistry
 from kcontrol.manager.flags import parse_args
 from kcontrol_controllers.garbagecollector import SPEC
+from tests.controllers import manifests
 
 ROOT = Path(__file__).resolve().parents[3]
 DEPLOY = ROOT / "deploy" / "garbage-collector"
+BUNDLE = "garbage-collector"
 
 UPSTREAM_RULES = {
     # rbacv1helpers.NewRule("get", "list", "watch", "patch", "update", "delete")
@@ -31,25 +32,16 @@ UPSTREAM_RULES = {
 }
 
 
-def documents(directory: Path = DEPLOY) -> list[dict[str, Any]]:
-    docs = []
-    for path in sorted(directory.glob("*.yaml")):
-        if path.name != "kustomization.yaml":
-            docs += [d for d in yaml.safe_load_all(path.read_text()) if d]
-    return docs
+def documents() -> list[dict[str, Any]]:
+    return manifests.documents(BUNDLE)
 
 
 def find(kind: str, name: str) -> dict[str, Any]:
-    for doc in documents():
-        if doc["kind"] == kind and doc["metadata"]["name"] == name:
-            return doc
-    raise AssertionError(f"{kind} {name} not in deploy/garbage-collector/")
+    return manifests.find(BUNDLE, kind, name)
 
 
 def test_kustomization_lists_every_manifest() -> None:
-    kustomization = yaml.safe_load((DEPLOY / "kustomization.yaml").read_text())
-    on_disk = {p.name for p in DEPLOY.glob("*.yaml")} - {"kustomization.yaml"}
-    assert set(kustomization["resources"]) == on_disk
+    assert manifests.unlisted_manifests(BUNDLE) == set()
 
 
 def test_cluster_role_mirrors_the_bootstrap_role() -> None:
@@ -83,8 +75,8 @@ def test_the_wildcard_is_the_collectors_and_bound_to_its_account_only() -> None:
     ]
     bindings = [
         doc
-        for directory in (ROOT / "deploy", DEPLOY)
-        for doc in documents(directory)
+        for bundle in ("", BUNDLE)  # deploy/ itself, and this bundle
+        for doc in manifests.documents(bundle)
         if doc["kind"] in ("ClusterRoleBinding", "RoleBinding")
         and doc["roleRef"]["name"] == "kcontrol:garbage-collector"
     ]
