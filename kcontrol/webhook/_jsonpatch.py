@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from kcontrol.client import deep_copy
+from kcontrol.controllerutil._merge import json_equal
 
 __all__ = ["json_patch", "pointer"]
 
@@ -50,17 +51,5 @@ def _diff(
         old = before[key]
         if isinstance(old, Mapping) and isinstance(new, Mapping):
             _diff(old, new, (*path, key), out)
-        elif not _equal(old, new):
+        elif not json_equal(old, new):
             out.append({"op": "replace", "path": pointer(*path, key), "value": deep_copy(new)})
-
-
-def _equal(a: Any, b: Any) -> bool:
-    if isinstance(a, bool) or isinstance(b, bool):
-        return type(a) is type(b) and a == b
-    if isinstance(a, int | float) and isinstance(b, int | float):
-        return a == b
-    if isinstance(a, Mapping) and isinstance(b, Mapping):
-        return a.keys() == b.keys() and all(_equal(a[k], b[k]) for k in a)
-    if isinstance(a, list) and isinstance(b, list):
-        return len(a) == len(b) and all(_equal(x, y) for x, y in zip(a, b, strict=True))
-    return type(a) is type(b) and bool(a == b)
