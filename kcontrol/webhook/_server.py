@@ -9,7 +9,12 @@ request bodies - controller-runtime's ``webhook.Server``.
   webhook configurations must then carry :attr:`WebhookServer.ca_bundle`.
 - Requests: ``POST`` only, bodies up to :data:`MAX_BODY_BYTES` (an ``AdmissionReview``
   holds the object and the old one; the API server's own limit on an object is 3 MiB);
-  the connection limits are the secure port's (:class:`~kcontrol.serving.ConnectionLimits`).
+  the connection limits are the secure port's (:class:`~kcontrol.serving.ConnectionLimits`)
+  but for the number of connections, :data:`WEBHOOK_MAX_CONNECTIONS`: the API server calls
+  over HTTP/1.1 here, one connection per call in flight, and a connection closed to make
+  room may be the one it is about to reuse - a ``broken pipe`` that fails the user's write
+  (Go never resends a POST). The process's soft limit on open files is raised to its hard
+  limit when the server starts, as every Go program does, so the cap is reachable.
 - No authentication of the caller, as controller-runtime's default: the API server calls
   webhooks without credentials unless configured to; restrict who reaches the port with a
   NetworkPolicy (``deploy/`` shows one).
@@ -21,6 +26,7 @@ request bodies - controller-runtime's ``webhook.Server``.
 from __future__ import annotations
 
 import asyncio
+import resource
 import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -33,9 +39,18 @@ from kcontrol.serving._http import App, Handler
 from kcontrol.serving._listener import serve_app
 from kcontrol.serving._tls import CERT_RELOAD_INTERVAL, ServingTLS, ensure_self_signed
 
-__all__ = ["DEFAULT_WEBHOOK_PORT", "MAX_BODY_BYTES", "WebhookOptions", "WebhookServer"]
+__all__ = [
+    "DEFAULT_WEBHOOK_PORT",
+    "MAX_BODY_BYTES",
+    "WEBHOOK_MAX_CONNECTIONS",
+    "WebhookOptions",
+    "WebhookServer",
+]
 
 _log = get_logger(__name__)
+
+_SPARE_DESCRIPTORS = 256
+"""Descriptors left for the rest of the process (informers' watches, the Lease, logs)."""
 
 DEFAULT_WEBHOOK_PORT: Final = 9443
 """controller-runtime's default webhook port."""
@@ -43,6 +58,12 @@ DEFAULT_WEBHOOK_PORT: Final = 9443
 MAX_BODY_BYTES: Final = 8 << 20
 """The largest request body read, 8 MiB: an AdmissionReview of an object and its old version
 at the API server's 3 MiB limit each, plus their encoding."""
+
+WEBHOOK_MAX_CONNECTIONS: Final = 2048
+"""Connections the webhook server keeps open at once (the secure port's default is 256):
+above kube-apiserver's default ceiling of requests in flight (400 reads + 200 writes), each
+of which may hold one connection to a webhook, so that under a burst of writes no
+connection the API server is about to reuse is closed to make room for another."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -74,6 +95,28 @@ class WebhookOptions:
             raise ValueError("a webhook certificate needs both cert_file and key_file")
 
 
+def raise_open_file_limit(wanted: int) -> None:
+    """Raise this process's soft limit on open files to its hard limit, as the Go runtime does
+    at every start (Python does not); warn when even the hard limit leaves fewer than
+    ``wanted`` descriptors for connections beside the ones the process already uses."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft != hard:
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+            soft = hard
+        except (OSError, ValueError) as error:
+            _log.warning(
+                "could not raise the open file limit", soft=soft, hard=hard, error=str(error)
+            )
+    if soft != resource.RLIM_INFINITY and soft < wanted + _SPARE_DESCRIPTORS:
+        _log.warning(
+            "the open file limit is below the webhook server's connection cap; "
+            "calls beyond it will fail to connect",
+            open_files=soft,
+            max_connections=wanted,
+        )
+
+
 class WebhookServer:
     """Serves the handlers :meth:`register`\\ ed at their paths (module docstring)."""
 
@@ -81,7 +124,7 @@ class WebhookServer:
         self, options: WebhookOptions | None = None, *, limits: ConnectionLimits | None = None
     ) -> None:
         self.options = options or WebhookOptions()
-        base = limits or ConnectionLimits()
+        base = limits or ConnectionLimits(max_connections=WEBHOOK_MAX_CONNECTIONS)
         self._limits = ConnectionLimits(
             header_timeout=base.header_timeout,
             idle_timeout=base.idle_timeout,
@@ -138,6 +181,7 @@ class WebhookServer:
             directory = options.cert_dir or Path(tempfile.mkdtemp(prefix="kcontrol-webhook-"))
             cert_file, key_file = ensure_self_signed(directory, list(options.hosts))
         self._tls_cert_file = cert_file
+        raise_open_file_limit(self._limits.max_connections)
         tls = ServingTLS(cert_file, key_file, reload_interval=options.cert_reload_interval)
         tls.load()
         self._tls = tls
