@@ -10,7 +10,7 @@ in test_daemonset_cluster.py.
 
 from __future__ import annotations
 
-from kcontrol.client import DAEMONSETS, ApiClient, Object
+from kcontrol.client import DAEMONSETS, NODES, ApiClient, Object
 from kcontrol.envtest.cluster import BEHAVIOR_LABEL, BEHAVIOR_NEVER_READY, Cluster
 from tests.controllers.cluster_helpers import (
     WITHIN,
@@ -131,6 +131,7 @@ async def test_rollout_status_waits_for_a_stuck_update_and_undo_recovers(
         await client.patch(DAEMONSETS, "stuck", broken, namespace=ns)
 
         seen: dict[str, object] = {}
+        trouble: list[object] = []
 
         async def stuck() -> bool:
             ds = await client.get(DAEMONSETS, "stuck", namespace=ns)
@@ -152,6 +153,19 @@ async def test_rollout_status_waits_for_a_stuck_update_and_undo_recovers(
                     for node, pods in (await placed(client, ns, "stuck")).items()
                 },
             )
+            # A node that stops being schedulable (a not-ready taint) leaves the rolling
+            # update's count, which may then take the other node's old pod too: kept for
+            # the failure message, as it passes.
+            for name in names:
+                node = await client.get(NODES, name)
+                ready = [
+                    c["status"]
+                    for c in (node.get("status") or {}).get("conditions") or ()
+                    if c["type"] == "Ready"
+                ]
+                taints = (node.get("spec") or {}).get("taints")
+                if taints or ready != ["True"]:
+                    trouble.append((name, ready, taints))
             return (
                 status.get("observedGeneration") == ds["metadata"]["generation"]
                 and status.get("updatedNumberScheduled") == 1
@@ -162,7 +176,10 @@ async def test_rollout_status_waits_for_a_stuck_update_and_undo_recovers(
         await poll(
             stuck,
             within=WITHIN,
-            message=lambda: f"the broken update never reached one node: {seen}",
+            message=lambda: (
+                f"the broken update never reached one node: {seen}; "
+                f"nodes seen unready or tainted: {trouble}"
+            ),
         )
 
         snapshot = await kubectl_ok(
