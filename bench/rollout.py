@@ -350,7 +350,11 @@ class AuditTail:
 # --------------------------------------------------------------------------- objects
 
 
-def deployment(name: str, replicas: int) -> dict[str, Any]:
+IMAGES = {"create": "registry.example/app:1", "update": "registry.example/app:2"}
+"""The container image each phase writes (``update`` changes the pod template)."""
+
+
+def deployment(name: str, replicas: int, image: str = IMAGES["create"]) -> dict[str, Any]:
     return {
         "apiVersion": "apps/v1",
         "kind": "Deployment",
@@ -360,16 +364,14 @@ def deployment(name: str, replicas: int) -> dict[str, Any]:
             "selector": {"matchLabels": {"app": name}},
             "template": {
                 "metadata": {"labels": {"app": name}},
-                "spec": {"containers": [{"name": "app", "image": "registry.example/app:1"}]},
+                "spec": {"containers": [{"name": "app", "image": image}]},
             },
         },
     }
 
 
 TEMPLATE_PATCH = {
-    "spec": {
-        "template": {"spec": {"containers": [{"name": "app", "image": "registry.example/app:2"}]}}
-    }
+    "spec": {"template": {"spec": {"containers": [{"name": "app", "image": IMAGES["update"]}]}}}
 }
 
 
@@ -652,15 +654,45 @@ class Bench:
             cpus.append(proc_cpu(controller.pid))
             plane.append(self.plane_cpu())
 
+        async def apply(image: str) -> None:
+            """``kubectl apply`` of every Deployment in one file, one request after another
+            (``--writer kubectl``), then their generations read back."""
+            manifest = self.directory / f"{namespace}-{image.rsplit(':', 1)[-1]}.json"
+            items = [deployment(name, size.replicas, image) for name in names]
+            manifest.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": items}))
+            process = await asyncio.create_subprocess_exec(
+                str(find_binary("kubectl")),
+                f"--kubeconfig={self.cluster.kubeconfig_path}",
+                f"--namespace={namespace}",
+                "apply",
+                f"--filename={manifest}",
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.PIPE,
+            )
+            _, stderr = await process.communicate()
+            if process.returncode:
+                raise RuntimeError(f"kubectl apply failed: {stderr.decode()}")
+            listed = await client.list(DEPLOYMENTS, namespace=namespace)
+            generations.update(
+                (d["metadata"]["name"], d["metadata"]["generation"]) for d in listed["items"]
+            )
+
+        async def write(phase: str) -> None:
+            if self.args.writer == "kubectl":
+                await apply(IMAGES[phase])
+            else:
+                action = create if phase == "create" else patch
+                await asyncio.gather(*(action(name) for name in names))
+
         async with asyncio.TaskGroup() as tasks:
             informer_task = tasks.create_task(factory.run())
             await factory.wait_for_cache_sync()
-            for phase, action in (("create", create), ("update", patch)):
+            for phase in PHASES:
                 counters.append(await scrape_writes(metrics, self.cluster.host))
                 mark()
                 start = time.monotonic()
                 generations.clear()  # a Deployment counts once its write of this phase is in
-                await asyncio.gather(*(action(name) for name in names))
+                await write(phase)
                 wall, p50, completed = await wait_complete(start)
                 completed_at = time.time()
                 last_write = await watcher.wait_quiet(QUIET_SECONDS, QUIET_TIMEOUT)
@@ -1036,6 +1068,13 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--pod-ready-delay", type=float, default=1.0)
     parser.add_argument("--phase-timeout", type=float, default=900.0)
+    parser.add_argument(
+        "--writer",
+        choices=("client", "kubectl"),
+        default="client",
+        help="how the Deployments are written: the benchmark's client, 16 requests in flight, "
+        "or one `kubectl apply` of them all (one request after another, as a user would)",
+    )
     parser.add_argument("--out", help="write the report (markdown) here")
     parser.add_argument("--json", help="write the results (bench/_results.py's format) here")
     parser.add_argument("--dump", help="write the raw runs as JSON here (after every run)")
@@ -1084,6 +1123,7 @@ def main() -> None:
                 "client_limits": args.qps.split(","),
                 "runs": args.runs,
                 "pod_ready_delay_seconds": args.pod_ready_delay,
+                "writer": args.writer,
                 "phase_timeout_seconds": args.phase_timeout,
                 "merged": args.merge or [],
             },
