@@ -93,11 +93,15 @@ run: venv assets bytecode
 # 3 runs each, ~25 min; shards (kcontrol-manager over 1 and 3 replicas, 2,000 Deployments in
 # 200 namespaces, with faults and a 1 -> 3 -> 1 restart, the API server filtering by shard and
 # not) ~1 h; sets (KCM's StatefulSet and DaemonSet controllers: 50 StatefulSets x 5 and 5
-# DaemonSets over 50 nodes, QPS 20 / burst 30 and unthrottled, 2 runs each) ~20 min.
+# DaemonSets over 50 nodes, QPS 20 / burst 30 and unthrottled, 2 runs each) ~20 min; gc
+# (KCM's garbage collector: start-up over 50,000 objects of 20 kinds, then a cascade of 1,000
+# owners x 10 dependents, unthrottled, 2 runs) ~6 min; webhooks (the same admission webhooks
+# with kcontrol and with kopf: 100 and 200 concurrent creates, 5 runs each) ~3 min; registry
+# (one ConfigMap 5 writers share, 50 and 500 keys, kcontrol and two kopf ways, 5 runs) ~8 min.
 # BENCH_QUICK=1: every suite small (~7 min), into $(BENCH_OUT) = /tmp/kcontrol-bench.
 # Choose suites and sizes with BENCH_SUITES="decode informer" and BENCH_<SUITE>_ARGS=...
 # (e.g. BENCH_ROLLOUT_ARGS="--sizes 50x3 --runs 3"); plots only: BENCH_SUITES= .
-BENCH_SUITES ?= decode workqueue informer rollout operator jobs sets shards
+BENCH_SUITES ?= decode workqueue informer rollout operator jobs sets shards webhooks registry gc
 ifdef BENCH_QUICK
 BENCH_OUT ?= /tmp/kcontrol-bench
 BENCH_DECODE_ARGS ?= -n 2000 --rounds 3
@@ -108,6 +112,9 @@ BENCH_OPERATOR_ARGS ?= --websites 20 --runs 1
 BENCH_JOBS_ARGS ?= --sizes 5x4x2 --qps unthrottled --runs 1
 BENCH_SETS_ARGS ?= --sizes sts=3x3,ds=2x5 --qps unthrottled --runs 1
 BENCH_SHARDS_ARGS ?= --deployments 60 --namespaces 12 --configs 1x1,3x3! --gates on
+BENCH_WEBHOOKS_ARGS ?= --creates 50 --runs 1
+BENCH_REGISTRY_ARGS ?= --keys 50 --runs 1
+BENCH_GC_ARGS ?= --objects 2000 --kinds 20 --namespaces 10 --owners 50 --dependents 5 --runs 1
 else
 BENCH_OUT ?= bench/results
 BENCH_DECODE_ARGS ?=
@@ -118,6 +125,9 @@ BENCH_OPERATOR_ARGS ?= --websites 50,500 --runs 3
 BENCH_JOBS_ARGS ?= --sizes 20x10x5,100x4x2 --qps 20:30,unthrottled --runs 3
 BENCH_SETS_ARGS ?= --sizes sts=50x5,ds=5x50 --qps 20:30,unthrottled --runs 2
 BENCH_SHARDS_ARGS ?= --deployments 2000 --namespaces 200 --configs 1x1,3x3,3x6! --restart
+BENCH_WEBHOOKS_ARGS ?= --creates 100,200 --runs 5
+BENCH_REGISTRY_ARGS ?= --keys 50,500 --runs 5
+BENCH_GC_ARGS ?= --objects 50000 --kinds 20 --owners 1000 --dependents 10 --runs 2
 endif
 bench: venv bench-assets
 	mkdir -p $(BENCH_OUT)/tables
@@ -131,6 +141,9 @@ bench: venv bench-assets
 		jobs) args="$(BENCH_JOBS_ARGS)"; md=--out;; \
 		sets) args="$(BENCH_SETS_ARGS)"; md=--out;; \
 		shards) args="$(BENCH_SHARDS_ARGS)"; md=--out;; \
+		webhooks) args="$(BENCH_WEBHOOKS_ARGS)"; md=--out;; \
+		registry) args="$(BENCH_REGISTRY_ARGS)"; md=--out;; \
+		gc) args="$(BENCH_GC_ARGS)"; md=--out;; \
 		*) echo "unknown suite $$suite"; exit 2;; \
 		esac; \
 		echo "== bench.$$suite $$args"; \

@@ -18,7 +18,16 @@ format) and writes PNGs into ``bench/results/plots/``.
   writes per Job and its peak RSS, for each workload (N Jobs x M completions, parallelism P)
   and client limit, with issue 21's target for each (kcontrol at most that far above KCM);
 - ``sets.png``: kcontrol-manager's StatefulSet and DaemonSet controllers against
-  kube-controller-manager's (bench/sets: time, CPU, writes, memory, with issue 36's targets).
+  kube-controller-manager's (bench/sets: time, CPU, writes, memory, with issue 36's targets);
+- ``gc.png``: kcontrol-manager's garbage collector against kube-controller-manager's
+  (bench/gc: start-up time, CPU and peak RSS over a cluster of many objects, then a
+  cascade's time, CPU and writes, with the issue's targets);
+- ``webhooks.png``: the same admission webhooks written with kcontrol and with kopf
+  (bench/webhooks: the API server's admission latency per webhook type, the webhook
+  process's CPU over 200 concurrent creates, the creates that failed);
+- ``registry.png``: one ConfigMap five writers share, a key per owner, with kcontrol's
+  ``patch_entries`` and with what a kopf user writes (bench/registry: time to converge, CPU,
+  writes and 409s).
 
 A suite whose results file is missing is skipped. Usage (from the repository root)::
 
@@ -47,7 +56,17 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # python bench/
 
 from bench._results import RESULTS_DIR, load_results
 
-__all__ = ["main", "plot_informer", "plot_jobs", "plot_operator", "plot_rollout", "plot_sets"]
+__all__ = [
+    "main",
+    "plot_gc",
+    "plot_informer",
+    "plot_jobs",
+    "plot_operator",
+    "plot_registry",
+    "plot_rollout",
+    "plot_sets",
+    "plot_webhooks",
+]
 
 # One colour per implementation across every plot: ours blue, the Go peer orange.
 STYLE: dict[str, dict[str, Any]] = {
@@ -447,6 +466,27 @@ def plot_sets(doc: dict[str, Any], out: Path) -> list[Path]:
     return [draw(doc, out / "sets.png")]
 
 
+def plot_gc(doc: dict[str, Any], out: Path) -> list[Path]:
+    """``gc.png``: bench/gc's plot (:func:`bench.gc._plot.plot_gc`)."""
+    from bench.gc._plot import plot_gc as draw  # noqa: PLC0415 - matplotlib only here
+
+    return [draw(doc, out / "gc.png")]
+
+
+def plot_webhooks(doc: dict[str, Any], out: Path) -> list[Path]:
+    """``webhooks.png``: bench/webhooks's plot (:func:`bench.webhooks._plot.plot_webhooks`)."""
+    from bench.webhooks._plot import plot_webhooks as draw  # noqa: PLC0415 - matplotlib only here
+
+    return [draw(doc, out / "webhooks.png")]
+
+
+def plot_registry(doc: dict[str, Any], out: Path) -> list[Path]:
+    """``registry.png``: bench/registry's plot (:func:`bench.registry._plot.plot_registry`)."""
+    from bench.registry._plot import plot_registry as draw  # noqa: PLC0415 - matplotlib only here
+
+    return [draw(doc, out / "registry.png")]
+
+
 def _save(fig: Figure, path: Path) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=110)
@@ -467,6 +507,9 @@ def main() -> None:
         ("operator", plot_operator),
         ("jobs", plot_jobs),
         ("sets", plot_sets),
+        ("gc", plot_gc),
+        ("webhooks", plot_webhooks),
+        ("registry", plot_registry),
     ):
         path = results / f"{suite}.json"
         if not path.exists():
