@@ -14,7 +14,10 @@ It re-exports, unchanged, the names an operator uses from the packages that defi
 builder with :class:`Request`, :class:`Result` and the predicates (:mod:`kcontrol.builder`),
 the object helpers (:mod:`kcontrol.controllerutil`, :func:`retry_on_conflict`), the
 resources an operator commonly owns and the object type (:mod:`kcontrol.client`), the errors
-a reconcile catches (:mod:`kcontrol.errors`) and event types. Anything else stays in its
+a reconcile catches (:mod:`kcontrol.errors`) and event types; for the second day, the
+webhook builder and what a defaulter or validator uses (:mod:`kcontrol.webhook`), a cache
+narrowed to namespaces or selectors (:class:`CacheScope`) and the one patch of the keys a
+reconcile owns in an object many share (:func:`patch_entries`). Anything else stays in its
 package: this module adds no name of its own.
 """
 
@@ -35,6 +38,7 @@ from kcontrol.builder import (
     not_,
     or_,
     resource_version_changed,
+    webhook_managed_by,
 )
 from kcontrol.client import (
     CONFIGMAPS,
@@ -65,18 +69,28 @@ from kcontrol.controllerutil import (
     create_or_update,
     find_status_condition,
     is_status_condition_true,
+    patch_entries,
     patch_status,
     remove_finalizer,
     set_controller_reference,
     set_owner_reference,
     set_status_condition,
 )
-from kcontrol.errors import AlreadyExists, ApiError, Conflict, KcontrolError, NotFound
+from kcontrol.errors import (
+    AlreadyExists,
+    ApiError,
+    Conflict,
+    KcontrolError,
+    NotFound,
+    OutsideCacheScope,
+)
 from kcontrol.events import EVENT_TYPE_NORMAL, EVENT_TYPE_WARNING
+from kcontrol.informers import CacheScope
 from kcontrol.logging import get_logger
 from kcontrol.manager import ControllerContext, Manager, ManagerOptions
 from kcontrol.retry import retry_on_conflict
 from kcontrol.serving import ServingOptions
+from kcontrol.webhook import AdmissionRequest, Denied, FieldError
 
 __all__ = [
     "CONFIGMAPS",
@@ -96,17 +110,22 @@ __all__ = [
     "SERVICEACCOUNTS",
     "SERVICES",
     "STATEFULSETS",
+    "AdmissionRequest",
     "AlreadyExists",
     "ApiError",
+    "CacheScope",
     "Conflict",
     "ControllerBuilder",
     "ControllerContext",
+    "Denied",
+    "FieldError",
     "KcontrolError",
     "Manager",
     "ManagerOptions",
     "NotFound",
     "Object",
     "OperationResult",
+    "OutsideCacheScope",
     "Reconcile",
     "Request",
     "Resource",
@@ -130,6 +149,7 @@ __all__ = [
     "labels_changed",
     "not_",
     "or_",
+    "patch_entries",
     "patch_status",
     "remove_finalizer",
     "resource_version_changed",
@@ -137,4 +157,5 @@ __all__ = [
     "set_controller_reference",
     "set_owner_reference",
     "set_status_condition",
+    "webhook_managed_by",
 ]

@@ -45,6 +45,14 @@ SURFACE = {
     "set_controller_reference",
     "set_owner_reference",
     "set_status_condition",
+    # the second day: webhooks, scoped caches, objects many reconciles share
+    "webhook_managed_by",
+    "AdmissionRequest",
+    "Denied",
+    "FieldError",
+    "CacheScope",
+    "OutsideCacheScope",
+    "patch_entries",
     # objects and the resources operators commonly own
     "Object",
     "Resource",
@@ -80,10 +88,12 @@ HOMES = (
     "kcontrol.controllerutil",
     "kcontrol.errors",
     "kcontrol.events",
+    "kcontrol.informers",
     "kcontrol.logging",
     "kcontrol.manager",
     "kcontrol.retry",
     "kcontrol.serving",
+    "kcontrol.webhook",
 )
 
 

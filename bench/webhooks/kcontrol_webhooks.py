@@ -13,8 +13,6 @@ at its defaults; run it with::
 import sys
 
 from kcontrol import operator as op
-from kcontrol.builder import webhook_managed_by
-from kcontrol.webhook import AdmissionRequest, Denied, FieldError
 
 WEBSITES = op.Resource("demo.example.com", "v1", "websites", "Website")
 MAX_REPLICAS = 20
@@ -22,7 +20,7 @@ MAX_REPLICAS = 20
 manager = op.Manager(name="website-webhooks")
 
 
-def default(website: op.Object, request: AdmissionRequest) -> None:
+def default(website: op.Object, request: op.AdmissionRequest) -> None:
     website.setdefault("spec", {}).setdefault("replicas", 1)
 
 
@@ -30,23 +28,23 @@ def pinned(image: str) -> bool:
     return "@" in image or ":" in image.rsplit("/", 1)[-1]
 
 
-def validate(request: AdmissionRequest) -> list[str]:
+def validate(request: op.AdmissionRequest) -> list[str]:
     if request.object is None:  # a delete: nothing to check
         return []
     spec = request.object.get("spec") or {}
     errors = []
     image = str(spec.get("image", ""))
     if not pinned(image):
-        errors.append(FieldError("spec.image", f"{image!r} has no tag or digest"))
+        errors.append(op.FieldError("spec.image", f"{image!r} has no tag or digest"))
     replicas = spec.get("replicas", 1)
     if not isinstance(replicas, int) or not 0 <= replicas <= MAX_REPLICAS:
-        errors.append(FieldError("spec.replicas", f"must be 0 to {MAX_REPLICAS}"))
+        errors.append(op.FieldError("spec.replicas", f"must be 0 to {MAX_REPLICAS}"))
     if errors:
-        raise Denied("the Website is invalid", field_errors=errors, code=422, reason="Invalid")
+        raise op.Denied("the Website is invalid", field_errors=errors, code=422, reason="Invalid")
     return [f"{replicas} replicas: mind the bill"] if replicas > 10 else []
 
 
-webhook_managed_by(manager).for_(WEBSITES).with_defaulter(default).with_validator(
+op.webhook_managed_by(manager).for_(WEBSITES).with_defaulter(default).with_validator(
     validate
 ).complete()
 
