@@ -3,11 +3,16 @@ namespaces runs with its Manager's cache narrowed to them (one reflector per nam
 cluster-wide list would be refused and the cache would never sync), and its Secrets cache
 further to a label; it reconciles in both; a read elsewhere is a clear error, not "not
 found" and not a watch the Role refuses; one object outside the cache is one direct
-``client.get`` away."""
+``client.get`` away. This module's apiserver writes an audit log of the operator user's
+reads, which shows it never listed or watched outside its two namespaces."""
 
 from __future__ import annotations
 
+import asyncio
+import json
 import uuid
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -25,6 +30,51 @@ pytestmark = pytest.mark.integration
 ROLES = Resource("rbac.authorization.k8s.io", "v1", "roles", "Role")
 ROLEBINDINGS = Resource("rbac.authorization.k8s.io", "v1", "rolebindings", "RoleBinding")
 USER = "bob"
+AUDIT_POLICY = f"""\
+apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: ["RequestReceived", "ResponseStarted", "Panic"]
+rules:
+- level: Metadata
+  users: ["{USER}"]
+  verbs: ["get", "list", "watch"]
+- level: None
+"""
+"""Every read of the operator's user (the Manager's informers and its direct reads)."""
+
+
+@pytest.fixture(scope="module")
+def audit_log(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Where this module's apiserver writes the audit log of :data:`USER`'s reads."""
+    return tmp_path_factory.mktemp("audit") / "audit.log"
+
+
+@pytest.fixture(scope="module")
+def control_plane(audit_log: Path) -> Iterator[ControlPlane]:
+    """This module's own etcd + kube-apiserver, writing ``audit_log``."""
+    policy = audit_log.with_name("policy.yaml")
+    policy.write_text(AUDIT_POLICY)
+    plane = ControlPlane(
+        extra_apiserver_args=[f"--audit-policy-file={policy}", f"--audit-log-path={audit_log}"]
+    )
+    asyncio.run(plane.start())
+    try:
+        yield plane
+    finally:
+        plane.stop()
+
+
+def reads_of(log: Path, user: str) -> list[tuple[str, str, str, int]]:
+    """``(verb, resource, namespace, code)`` of every audited read of ``user``."""
+    reads = []
+    for line in log.read_text().splitlines():
+        event = json.loads(line)
+        if event.get("stage") != "ResponseComplete" or event["user"]["username"] != user:
+            continue
+        ref = event.get("objectRef") or {}
+        code = int((event.get("responseStatus") or {}).get("code", 0))
+        reads.append((event["verb"], ref.get("resource", ""), ref.get("namespace", ""), code))
+    return reads
 
 
 def role(namespace: str) -> dict[str, Any]:
@@ -51,7 +101,7 @@ def binding(namespace: str) -> dict[str, Any]:
 
 
 async def test_an_operator_with_a_role_in_two_namespaces_runs_on_a_scoped_cache(
-    control_plane: ControlPlane, namespace: str
+    control_plane: ControlPlane, namespace: str, audit_log: Path
 ) -> None:
     other = f"other-{uuid.uuid4().hex[:6]}"
     second = f"second-{uuid.uuid4().hex[:6]}"
@@ -127,6 +177,15 @@ async def test_an_operator_with_a_role_in_two_namespaces_runs_on_a_scoped_cache(
         ("configmaps", (namespace, second), None),
         ("secrets", (namespace, second), "app=registry"),
     }, "no informer wider than the scope was started"
+
+    # The apiserver's own record: every list and watch of the operator's user was in one of
+    # its two namespaces, but the test's deliberate list elsewhere (refused).
+    reads = reads_of(audit_log, USER)
+    outside = [r for r in reads if r[0] in ("list", "watch") and r[2] not in (namespace, second)]
+    assert outside == [("list", "configmaps", other, 403)], outside
+    for where in (namespace, second):
+        for resource in ("configmaps", "secrets"):
+            assert ("watch", resource, where, 200) in reads, (resource, where, reads)
 
 
 async def _value(seen: dict[str, Any], key: str) -> Any:
