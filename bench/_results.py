@@ -18,11 +18,16 @@ Every file has the same envelope, read by ``bench/report.py``::
 A point always names its ``implementation``; the rest of its keys are the suite's (object
 count, wall and CPU seconds, peak RSS, API writes by verb and resource, ...). Units are in
 the key names (``_seconds``, ``_mb``, ``_bytes``, ``_per_second``).
+
+A suite's raw runs between invocations (``--dump``, ``--merge``) are a plain JSON list of its
+run dataclasses (a figure not measured is ``NaN``): :func:`dump_runs`, :func:`load_runs`.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
+import importlib.metadata
 import json
 import math
 import os
@@ -30,20 +35,24 @@ import platform
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 __all__ = [
     "RESULTS_DIR",
     "SCHEMA",
     "command_line",
+    "dump_runs",
     "load_results",
+    "load_runs",
     "machine_facts",
+    "package_version",
     "write_results",
 ]
 
 SCHEMA = 1
+R = TypeVar("R")
 RESULTS_DIR = Path(__file__).resolve().parent / "results"
 
 
@@ -106,6 +115,15 @@ def machine_facts(
     return facts
 
 
+def package_version(name: str) -> str | None:
+    """The installed version of the Python package ``name`` (``None``: not installed), for a
+    suite's machine facts."""
+    try:
+        return importlib.metadata.version(name)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
 def command_line(module: str) -> str:
     """How this run was started, as ``python -m bench.<suite> <args>``."""
     return " ".join([".venv/bin/python", "-m", module, *sys.argv[1:]])
@@ -163,3 +181,13 @@ def load_results(path: str | Path) -> dict[str, Any]:
     if document.get("schema") != SCHEMA:
         raise ValueError(f"{path}: schema {document.get('schema')!r}, expected {SCHEMA}")
     return document
+
+
+def dump_runs(path: str | Path, runs: Sequence[Any]) -> None:
+    """The raw runs (dataclasses) as a JSON list, for :func:`load_runs`."""
+    Path(path).write_text(json.dumps([dataclasses.asdict(r) for r in runs], indent=1))
+
+
+def load_runs(path: str | Path, run: Callable[[dict[str, Any]], R]) -> list[R]:
+    """The runs of a :func:`dump_runs` file, each built by ``run`` from its dict."""
+    return [run(raw) for raw in json.loads(Path(path).read_text())]

@@ -2,20 +2,21 @@
 
 Every figure is the median over a side's runs at one size and client limit; a ratio is
 kcontrol's median over KCM's ("-" when either side was not measured). The number
-formatting and the medians are bench/jobs's, the verdicts bench/sets's.
+formatting and the medians are bench/_tables.py's, the verdicts bench/sets's.
 """
 
 from __future__ import annotations
 
-import dataclasses
-import json
 import math
 from pathlib import Path
 from typing import Any
 
+from bench._results import dump_runs as dump
+from bench._results import load_runs
+from bench._tables import cell, median, ratio, ratio_value
 from bench.gc._measures import IMPLS, Phase, Run, Startup
 from bench.jobs._audit import KCM, KCONTROL
-from bench.jobs._report import IMPL_NAMES, cell, median, ratio, ratio_value
+from bench.jobs._report import IMPL_NAMES
 from bench.rollout import Limit
 from bench.sets._report import verdict
 
@@ -254,15 +255,12 @@ def results_points(runs: list[Run]) -> list[dict[str, Any]]:
     return points
 
 
-def dump(path: str | Path, runs: list[Run]) -> None:
-    """The raw runs as JSON, for :func:`load`."""
-    Path(path).write_text(json.dumps([dataclasses.asdict(r) for r in runs], indent=1))
-
-
 def load(path: str | Path) -> list[Run]:
-    runs = []
-    for raw in json.loads(Path(path).read_text()):
-        startup = Startup(**raw.pop("startup"))
-        cascade = Phase(**raw.pop("cascade"))
-        runs.append(Run(**raw, startup=startup, cascade=cascade))
-    return runs
+    """The runs of a :func:`dump` file."""
+    return load_runs(path, _run)
+
+
+def _run(raw: dict[str, Any]) -> Run:
+    startup = Startup(**raw.pop("startup"))
+    cascade = Phase(**raw.pop("cascade"))
+    return Run(**raw, startup=startup, cascade=cascade)

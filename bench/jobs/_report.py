@@ -7,13 +7,13 @@ run's writes by the controller / N.
 
 from __future__ import annotations
 
-import dataclasses
-import json
 import math
-import statistics
 from pathlib import Path
 from typing import Any
 
+from bench._results import dump_runs as dump
+from bench._results import load_runs
+from bench._tables import cell, median, ratio, ratio_value
 from bench.jobs._audit import KCM, KCONTROL
 from bench.jobs._run import IMPLS, Run
 from bench.jobs._workload import Size
@@ -27,6 +27,7 @@ __all__ = [
     "medians",
     "raw_table",
     "report",
+    "requests_table",
     "results_points",
 ]
 
@@ -40,24 +41,6 @@ TARGET_NAMES = {
 }
 IMPL_NAMES = {KCM: "KCM", KCONTROL: "kcontrol"}
 """Implementation names in the results file, as the tables and the plots name them."""
-
-
-def median(values: list[float]) -> float:
-    values = [v for v in values if not math.isnan(v)]
-    return statistics.median(values) if values else math.nan
-
-
-def ratio_value(a: float, b: float) -> float:
-    return math.nan if math.isnan(a) or math.isnan(b) or not b else a / b
-
-
-def ratio(a: float, b: float) -> str:
-    value = ratio_value(a, b)
-    return "-" if math.isnan(value) else f"{value:.2f}"
-
-
-def cell(value: float, digits: int = 2) -> str:
-    return "-" if math.isnan(value) else f"{value:.{digits}f}"
 
 
 def _size_key(label: str) -> tuple[int, int, int]:
@@ -203,15 +186,23 @@ def raw_table(runs: list[Run]) -> str:
             f"| {r.succeeded} / {r.failed} | {others} | {r.metric_writes} / {r.audit_writes} "
             f"| {r.peak_rss_kb / 1024:.0f} | {r.start_cpu:.2f} |"
         )
-    out.append("")
-    out.append(
+    out += requests_table(runs, "N x M x P")
+    return "\n".join(out)
+
+
+def requests_table(runs: list[Any], size_header: str) -> list[str]:
+    """The lines that follow a controller suite's raw runs (bench/jobs's, bench/sets's): the
+    requests each run's controller sent, by method, the events it dropped, then the runs'
+    notes; ``size_header`` heads the column of the runs' sizes."""
+    out = [
+        "",
         "Requests the controller process's own client sent over its whole life (its "
         "`rest_client_requests_total`, start-up included), and the events kcontrol's "
-        "recorder dropped (`kcontrol_events_dropped_total`; KCM has no such counter):"
-    )
-    out.append("")
-    out.append("| N x M x P | limit | side | run | requests by method | events dropped |")
-    out.append("|---|---|---|--:|---|--:|")
+        "recorder dropped (`kcontrol_events_dropped_total`; KCM has no such counter):",
+        "",
+        f"| {size_header} | limit | side | run | requests by method | events dropped |",
+        "|---|---|---|--:|---|--:|",
+    ]
     for r in runs:
         if r.requests:
             methods = ", ".join(f"{m} {c}" for m, c in sorted(r.requests.items()))
@@ -220,7 +211,7 @@ def raw_table(runs: list[Run]) -> str:
     notes = [f"{r.size} {r.limit} {r.impl} {r.index}: {r.note}" for r in runs if r.note]
     if notes:
         out += ["", "Notes: " + "; ".join(notes)]
-    return "\n".join(out)
+    return out
 
 
 def results_points(runs: list[Run]) -> list[dict[str, Any]]:
@@ -269,10 +260,6 @@ def results_points(runs: list[Run]) -> list[dict[str, Any]]:
     return points
 
 
-def dump(path: str | Path, runs: list[Run]) -> None:
-    """The raw runs as JSON, for :func:`load`."""
-    Path(path).write_text(json.dumps([dataclasses.asdict(r) for r in runs], indent=1))
-
-
 def load(path: str | Path) -> list[Run]:
-    return [Run(**raw) for raw in json.loads(Path(path).read_text())]
+    """The runs of a :func:`dump` file."""
+    return load_runs(path, lambda raw: Run(**raw))

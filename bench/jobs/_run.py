@@ -16,7 +16,7 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Generic, Protocol, TypeVar
 
 import aiohttp
 
@@ -40,6 +40,8 @@ from kcontrol.informers import SharedInformerFactory
 __all__ = [
     "CLUSTER_CONTROLLERS",
     "IMPLS",
+    "Bench",
+    "ControllerBench",
     "Run",
     "controller_argv",
     "controller_timings",
@@ -141,7 +143,41 @@ def controller_argv(argv: list[str]) -> list[str]:
     ]
 
 
-class Bench:
+class Sized(Protocol):
+    """A suite's size: its label names the runs of it."""
+
+    @property
+    def label(self) -> str: ...
+
+
+class Record(Protocol):
+    """What :meth:`ControllerBench.run` fills in of a suite's run."""
+
+    impl: str
+    start_cpu: float
+    peak_rss_kb: int
+    requests: dict[str, int]
+    events_dropped: int
+    timings: dict[str, float]
+
+
+SizeT = TypeVar("SizeT", bound=Sized)
+RunT = TypeVar("RunT", bound=Record)
+
+
+class ControllerBench(Generic[SizeT, RunT]):
+    """The runs on one cluster, each in a namespace of its own against a fresh controller
+    process (:meth:`run`). A suite says what its runs are through the hooks: the names
+    (:attr:`namespace_prefix`, :attr:`user_agent`), :meth:`new_run`,
+    :meth:`controller_argv`, :meth:`_measure` and :meth:`controller_timings`; bench/jobs's
+    :class:`Bench` is one, bench/sets's another."""
+
+    namespace_prefix: str
+    """The start of each run's namespace name (the rest is the run's tag)."""
+    user_agent: str
+    """The user agent of the bench's own client (the controller's writes are told apart
+    from it in the audit log)."""
+
     def __init__(self, cluster: Cluster, audit_log: Path, directory: Path, args: Any) -> None:
         self.cluster = cluster
         self.audit_log = audit_log
@@ -153,10 +189,34 @@ class Bench:
     def plane_cpu(self) -> float:
         return proc_cpu(self.apiserver_pid) + proc_cpu(self.etcd_pid)
 
-    async def run(self, size: Size, limit: Limit, impl: str, index: int) -> Run:
-        tag = f"{size.label}-{limit.label.replace(':', '-')}-{impl}-{index}"
-        namespace = f"jobs-{tag}".replace(".", "-")
-        result = Run(
+    def new_run(self, **fields: Any) -> RunT:
+        """The suite's run record of ``fields`` (size label, limit, impl, index, start)."""
+        raise NotImplementedError
+
+    def controller_argv(self, argv: list[str], size: SizeT) -> list[str]:
+        """bench/rollout.py's controller command line, rewritten for ``size``'s runs."""
+        raise NotImplementedError
+
+    def controller_timings(self, text: str, size: SizeT) -> dict[str, float]:
+        """The run's :attr:`Run.timings` from the controller's ``/metrics`` text."""
+        raise NotImplementedError
+
+    async def _measure(
+        self,
+        size: SizeT,
+        namespace: str,
+        client: ApiClient,
+        metrics: aiohttp.ClientSession,
+        controller: ControllerProcess,
+        result: RunT,
+    ) -> None:
+        """The run itself, the controller started and settled: its figures into ``result``."""
+        raise NotImplementedError
+
+    async def run(self, size: SizeT, limit: Limit, impl: str, index: int) -> RunT:
+        tag = f"{size.label}-{limit.label}-{impl}-{index}".replace(":", "-").replace("=", "-")
+        namespace = f"{self.namespace_prefix}-{tag}".replace(".", "-")
+        result = self.new_run(
             size=size.label,
             limit=limit.label,
             impl=impl,
@@ -168,13 +228,13 @@ class Bench:
         connector = aiohttp.TCPConnector(ssl=self.cluster.ssl_context())
         headers = {"Authorization": f"Bearer {self.cluster.token()}"}
         async with (
-            ApiClient(config, qps=0, user_agent=BENCH_USER_AGENT) as client,
+            ApiClient(config, qps=0, user_agent=self.user_agent) as client,
             aiohttp.ClientSession(connector=connector, headers=headers) as metrics,
         ):
             await client.create(NAMESPACES, {"metadata": {"name": namespace}})
             await self.cluster.wait_for_service_account(namespace)
             controller = ControllerProcess(impl, self.cluster, limit, self.directory, tag)
-            controller.argv = controller_argv(controller.argv)
+            controller.argv = self.controller_argv(controller.argv, size)
             controller.env = controller_env(impl, self.args.kcm_gomaxprocs)
             if self.args.profile:
                 controller.profile = Path(self.args.profile) / f"{tag}.txt"
@@ -184,12 +244,67 @@ class Bench:
                 result.start_cpu = proc_cpu(controller.pid)
                 await self._measure(size, namespace, client, metrics, controller, result)
                 result.peak_rss_kb = proc_status_kb(controller.pid, "VmHWM:")
-                await self._controller_metrics(controller, result)
+                await self._controller_metrics(controller, result, size)
             finally:
                 controller.stop()
             await client.delete(NAMESPACES, namespace)
             await self._wait_gone(client, namespace)
         return result
+
+    async def _controller_metrics(
+        self, controller: ControllerProcess, result: RunT, size: SizeT
+    ) -> None:
+        """The controller's own ``rest_client_requests_total`` by method (its whole life,
+        start-up included), its :meth:`controller_timings` and, for kcontrol, the events its
+        recorder dropped."""
+        connector = aiohttp.TCPConnector(ssl=False)  # KCM's self-signed serving certificate
+        headers = {"Authorization": f"Bearer {self.cluster.token()}"}
+        async with (
+            aiohttp.ClientSession(connector=connector, headers=headers) as session,
+            session.get(controller.metrics_url) as response,
+        ):
+            text = await response.text()
+        requests: Counter[str] = Counter()
+        if controller.impl == KCONTROL:
+            result.events_dropped = 0
+        for line in text.splitlines():
+            name, _, rest = line.partition("{")
+            if name not in ("rest_client_requests_total", "kcontrol_events_dropped_total"):
+                continue
+            labels, _, value = rest.rpartition("} ")
+            if name == "kcontrol_events_dropped_total":
+                result.events_dropped += int(float(value))
+            else:
+                method = dict(_LABEL.findall(labels)).get("method", "?")
+                requests[method] += int(float(value))
+        result.requests = dict(requests)
+        result.timings = self.controller_timings(text, size)
+
+    async def _wait_gone(self, client: ApiClient, namespace: str) -> None:
+        deadline = time.monotonic() + self.args.timeout
+        while time.monotonic() < deadline:
+            try:
+                await client.get(NAMESPACES, namespace)
+            except NotFound:
+                return
+            await asyncio.sleep(0.5)
+        raise RuntimeError(f"namespace {namespace} not gone in {self.args.timeout} s")
+
+
+class Bench(ControllerBench[Size, Run]):
+    """N Jobs per run, created at once, until every one finished."""
+
+    namespace_prefix = "jobs"
+    user_agent = BENCH_USER_AGENT
+
+    def new_run(self, **fields: Any) -> Run:
+        return Run(**fields)
+
+    def controller_argv(self, argv: list[str], size: Size) -> list[str]:
+        return controller_argv(argv)
+
+    def controller_timings(self, text: str, size: Size) -> dict[str, float]:
+        return controller_timings(text)
 
     async def _measure(
         self,
@@ -260,42 +375,6 @@ class Bench:
         result.errors = dict(window.errors)
         result.others = dict(window.others)
         result.audit_writes = window.total
-
-    async def _controller_metrics(self, controller: ControllerProcess, result: Run) -> None:
-        """The controller's own ``rest_client_requests_total`` by method (its whole life,
-        start-up included) and, for kcontrol, the events its recorder dropped."""
-        connector = aiohttp.TCPConnector(ssl=False)  # KCM's self-signed serving certificate
-        headers = {"Authorization": f"Bearer {self.cluster.token()}"}
-        async with (
-            aiohttp.ClientSession(connector=connector, headers=headers) as session,
-            session.get(controller.metrics_url) as response,
-        ):
-            text = await response.text()
-        requests: Counter[str] = Counter()
-        if controller.impl == KCONTROL:
-            result.events_dropped = 0
-        for line in text.splitlines():
-            name, _, rest = line.partition("{")
-            if name not in ("rest_client_requests_total", "kcontrol_events_dropped_total"):
-                continue
-            labels, _, value = rest.rpartition("} ")
-            if name == "kcontrol_events_dropped_total":
-                result.events_dropped += int(float(value))
-            else:
-                method = dict(_LABEL.findall(labels)).get("method", "?")
-                requests[method] += int(float(value))
-        result.requests = dict(requests)
-        result.timings = controller_timings(text)
-
-    async def _wait_gone(self, client: ApiClient, namespace: str) -> None:
-        deadline = time.monotonic() + self.args.timeout
-        while time.monotonic() < deadline:
-            try:
-                await client.get(NAMESPACES, namespace)
-            except NotFound:
-                return
-            await asyncio.sleep(0.5)
-        raise RuntimeError(f"namespace {namespace} not gone in {self.args.timeout} s")
 
 
 def describe(run: Run) -> str:

@@ -3,11 +3,7 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
-import dataclasses
 import datetime
-import importlib.metadata
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -15,19 +11,24 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # python bench/operator ...
 
 import bench.operator
-from bench._results import command_line, machine_facts, write_results
+from bench._cli import (
+    Results,
+    add_keep_logs,
+    add_output_options,
+    collect_runs,
+    dump_after_each,
+    publish,
+    suite_parser,
+)
+from bench._results import machine_facts, package_version
 from bench.operator._lines import operator_sources, sources_lines
-from bench.operator._operators import IMPLEMENTATIONS, KCONTROL, KOPF, ROOT
-from bench.operator._report import dump, load, raw_table, report, results_points
+from bench.operator._operators import IMPLEMENTATIONS, KCONTROL, KOPF
+from bench.operator._report import load, raw_table, report, results_points
 from bench.operator._run import Run, run_once
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
-        prog="python -m bench.operator",
-        description=bench.operator.__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    p = suite_parser(bench.operator)
     p.add_argument("--websites", default="50", help="comma-separated Website counts")
     p.add_argument("--websites-list", help="the same (an alias)")
     p.add_argument("--runs", type=int, default=3, help="runs per size and side")
@@ -37,11 +38,8 @@ def parser() -> argparse.ArgumentParser:
         help=f"comma-separated: {KCONTROL}, {KOPF}",
     )
     p.add_argument("--phase-timeout", type=float, default=600.0, help="seconds per phase")
-    p.add_argument("--out", help="write the tables (Markdown) here")
-    p.add_argument("--json", help="write the results (bench/_results.py's format) here")
-    p.add_argument("--dump", help="write the raw runs (JSON) here after every run")
-    p.add_argument("--merge", action="append", help="earlier --dump files to include")
-    p.add_argument("--keep-logs", action="store_true", help="keep each run's directory")
+    add_output_options(p)
+    add_keep_logs(p, "each run's")
     return p
 
 
@@ -58,6 +56,7 @@ def source_lines() -> dict[str, int]:
 async def measure(args: argparse.Namespace, runs: list[Run]) -> None:
     sizes = [int(n) for n in (args.websites_list or args.websites).split(",") if n]
     sides = [IMPLEMENTATIONS[name] for name in args.implementations.split(",") if name]
+    on_run = dump_after_each(args.dump, runs)
     for websites in sizes:
         for index in range(args.runs):
             for side in sides if index % 2 == 0 else sides[::-1]:
@@ -66,8 +65,7 @@ async def measure(args: argparse.Namespace, runs: list[Run]) -> None:
                     side, websites, index, phase_timeout=args.phase_timeout, keep=args.keep_logs
                 )
                 runs.append(run)
-                if args.dump:
-                    dump(args.dump, runs)
+                on_run(run)
                 print(
                     f"{websites} {side.name:>8} run {index}: ready {run.ready_seconds:.1f}s "
                     f"start CPU {run.start_cpu:.2f}s  "
@@ -83,43 +81,15 @@ async def measure(args: argparse.Namespace, runs: list[Run]) -> None:
 def main() -> None:
     args = parser().parse_args()
     started = datetime.datetime.now(datetime.UTC)
-    runs: list[Run] = []
-    for path in args.merge or []:
-        runs.extend(load(path))
-    if args.runs > 0:
-        asyncio.run(measure(args, runs))
+    runs = collect_runs(args, load, lambda runs: measure(args, runs))
     lines = source_lines()
-    tables = report(runs, lines)
-    raw = raw_table(runs)
-    print(tables)
-    print(raw)
-    command = command_line("bench.operator")
-    if args.out:
-        commit = subprocess.run(
-            ["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],
-            capture_output=True,
-            text=True,
-            check=False,
-        ).stdout.strip()
-        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.out).write_text(
-            "# Operator benchmark: kcontrol and kopf (generated)\n\n"
-            f"- Command: `{command}`\n"
-            f"- Finished {datetime.datetime.now(datetime.UTC):%Y-%m-%d %H:%M} UTC at commit "
-            f"{commit} (and the working tree of the time); method: `bench/operator/__init__.py`\n\n"
-            + tables
-            + "\n\n## Raw runs\n\n"
-            + raw
-            + "\n"
-        )
-    if args.json:
-        write_results(
-            args.json,
-            "operator",
-            started=started,
-            finished=datetime.datetime.now(datetime.UTC),
-            machine={**machine_facts([r.load for r in runs], go=False), "kopf": _kopf_version()},
-            command=command,
+
+    def results() -> Results:
+        return Results(
+            machine={
+                **machine_facts([r.load for r in runs], go=False),
+                "kopf": package_version("kopf"),
+            },
             parameters={
                 "websites": sorted({r.websites for r in runs}),
                 "runs": args.runs,
@@ -128,16 +98,19 @@ def main() -> None:
                 "merged": args.merge or [],
             },
             points=results_points(runs, lines),
-            lines=lines,
-            runs=[dataclasses.asdict(r) for r in runs],
+            extra={"lines": lines},
         )
 
-
-def _kopf_version() -> str | None:
-    try:
-        return importlib.metadata.version("kopf")
-    except importlib.metadata.PackageNotFoundError:
-        return None
+    publish(
+        args,
+        suite="operator",
+        title="Operator benchmark: kcontrol and kopf",
+        started=started,
+        tables=report(runs, lines),
+        raw=raw_table(runs),
+        runs=runs,
+        results=results,
+    )
 
 
 if __name__ == "__main__":

@@ -6,13 +6,13 @@ when either side was not measured.
 
 from __future__ import annotations
 
-import dataclasses
-import json
 import math
-import statistics
 from pathlib import Path
 from typing import Any
 
+from bench._results import dump_runs as dump
+from bench._results import load_runs
+from bench._tables import cell, median, ratio
 from bench.operator._operators import KCONTROL, KOPF
 from bench.operator._run import PHASES, Phase, Run
 
@@ -21,19 +21,6 @@ __all__ = ["dump", "load", "raw_table", "report", "results_points"]
 SIDES = (KCONTROL, KOPF)
 TARGETS = {"lines": 0.8, "wall": 1.0, "cpu": 0.6, "writes": 0.7}
 """Issue 19's targets for the ratios kcontrol/kopf: at most these."""
-
-
-def median(values: list[float]) -> float:
-    values = [v for v in values if not math.isnan(v)]
-    return statistics.median(values) if values else math.nan
-
-
-def ratio(a: float, b: float) -> str:
-    return "-" if math.isnan(a) or math.isnan(b) or not b else f"{a / b:.2f}"
-
-
-def cell(value: float, digits: int = 2) -> str:
-    return "-" if math.isnan(value) else f"{value:.{digits}f}"
 
 
 def _groups(runs: list[Run]) -> dict[int, dict[str, list[Run]]]:
@@ -211,14 +198,11 @@ def results_points(runs: list[Run], lines: dict[str, int]) -> list[dict[str, Any
     return points
 
 
-def dump(path: str | Path, runs: list[Run]) -> None:
-    """The raw runs as JSON (a figure not measured is ``NaN``), for :func:`load`."""
-    Path(path).write_text(json.dumps([dataclasses.asdict(r) for r in runs], indent=1))
-
-
 def load(path: str | Path) -> list[Run]:
-    runs = []
-    for raw in json.loads(Path(path).read_text()):
-        phases = {name: Phase(**p) for name, p in raw.pop("phases").items()}
-        runs.append(Run(**raw, phases=phases))
-    return runs
+    """The runs of a :func:`dump` file."""
+    return load_runs(path, _run)
+
+
+def _run(raw: dict[str, Any]) -> Run:
+    phases = {name: Phase(**p) for name, p in raw.pop("phases").items()}
+    return Run(**raw, phases=phases)

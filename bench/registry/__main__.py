@@ -3,11 +3,7 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
-import dataclasses
 import datetime
-import importlib.metadata
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -15,17 +11,21 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # python bench/registry ...
 
 import bench.registry
-from bench._results import command_line, machine_facts, write_results
-from bench.registry._report import dump, load, raw_table, report, results_points, verdict
-from bench.registry._run import IMPLEMENTATIONS, ROOT, Run, run_once
+from bench._cli import (
+    Results,
+    add_output_options,
+    collect_runs,
+    dump_after_each,
+    publish,
+    suite_parser,
+)
+from bench._results import machine_facts, package_version
+from bench.registry._report import load, raw_table, report, results_points, verdict
+from bench.registry._run import IMPLEMENTATIONS, Run, run_once
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
-        prog="python -m bench.registry",
-        description=bench.registry.__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    p = suite_parser(bench.registry)
     p.add_argument("--keys", default="50,500", help="comma-separated key counts")
     p.add_argument("--workers", type=int, default=5, help="concurrent writers")
     p.add_argument("--runs", type=int, default=3, help="runs per key count and side")
@@ -34,10 +34,7 @@ def parser() -> argparse.ArgumentParser:
         default=",".join(IMPLEMENTATIONS),
         help="comma-separated: " + ", ".join(IMPLEMENTATIONS),
     )
-    p.add_argument("--out", help="write the tables (Markdown) here")
-    p.add_argument("--json", help="write the results (bench/_results.py's format) here")
-    p.add_argument("--dump", help="write the raw runs (JSON) here after every run")
-    p.add_argument("--merge", action="append", help="earlier --dump files to include")
+    add_output_options(p)
     return p
 
 
@@ -47,6 +44,7 @@ async def measure(args: argparse.Namespace, runs: list[Run]) -> None:
     for name in sides:
         if name not in IMPLEMENTATIONS:
             raise SystemExit(f"unknown implementation {name!r}")
+    on_run = dump_after_each(args.dump, runs)
     for keys in sizes:
         for index in range(args.runs):
             shift = index % len(sides)
@@ -54,8 +52,7 @@ async def measure(args: argparse.Namespace, runs: list[Run]) -> None:
                 t0 = time.monotonic()
                 run = await run_once(side, keys, args.workers, index)
                 runs.append(run)
-                if args.dump:
-                    dump(args.dump, runs)
+                on_run(run)
                 print(
                     f"{keys} {side:>10} run {index}: "
                     + "  ".join(
@@ -71,46 +68,14 @@ async def measure(args: argparse.Namespace, runs: list[Run]) -> None:
 def main() -> None:
     args = parser().parse_args()
     started = datetime.datetime.now(datetime.UTC)
-    runs: list[Run] = []
-    for path in args.merge or []:
-        runs.extend(load(path))
-    if args.runs > 0:
-        asyncio.run(measure(args, runs))
-    tables = report(runs)
-    raw = raw_table(runs)
-    print(tables)
-    print(raw)
-    command = command_line("bench.registry")
-    if args.out:
-        commit = subprocess.run(
-            ["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],
-            capture_output=True,
-            text=True,
-            check=False,
-        ).stdout.strip()
-        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.out).write_text(
-            "# Registry benchmark: an object many reconciles share, kcontrol and kopf "
-            "(generated)\n\n"
-            f"- Command: `{command}`\n"
-            f"- Finished {datetime.datetime.now(datetime.UTC):%Y-%m-%d %H:%M} UTC at commit "
-            f"{commit} (and the working tree of the time); method: `bench/registry/__init__.py`\n\n"
-            + tables
-            + "\n\n## Raw runs\n\n"
-            + raw
-            + "\n"
-        )
-    if args.json:
-        write_results(
-            args.json,
-            "registry",
-            started=started,
-            finished=datetime.datetime.now(datetime.UTC),
+    runs = collect_runs(args, load, lambda runs: measure(args, runs))
+
+    def results() -> Results:
+        return Results(
             machine={
                 **machine_facts([r.load for r in runs], go=False),
-                "kubernetes_client": _version("kubernetes"),
+                "kubernetes_client": package_version("kubernetes"),
             },
-            command=command,
             parameters={
                 "keys": sorted({r.keys for r in runs}),
                 "workers": args.workers,
@@ -119,16 +84,19 @@ def main() -> None:
                 "merged": args.merge or [],
             },
             points=results_points(runs),
-            targets=verdict(runs),
-            runs=[dataclasses.asdict(r) for r in runs],
+            extra={"targets": verdict(runs)},
         )
 
-
-def _version(package: str) -> str | None:
-    try:
-        return importlib.metadata.version(package)
-    except importlib.metadata.PackageNotFoundError:
-        return None
+    publish(
+        args,
+        suite="registry",
+        title="Registry benchmark: an object many reconciles share, kcontrol and kopf",
+        started=started,
+        tables=report(runs),
+        raw=raw_table(runs),
+        runs=runs,
+        results=results,
+    )
 
 
 if __name__ == "__main__":

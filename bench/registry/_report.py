@@ -6,32 +6,19 @@ side's, "-" when either was not measured.
 
 from __future__ import annotations
 
-import dataclasses
-import json
 import math
-import statistics
 from pathlib import Path
 from typing import Any
 
+from bench._results import dump_runs as dump
+from bench._results import load_runs
+from bench._tables import cell, median, ratio_value
 from bench.registry._run import IMPLEMENTATIONS, KCONTROL, Phase, Run
 from bench.registry._worker import PHASES
 
 __all__ = ["dump", "load", "raw_table", "report", "results_points", "verdict"]
 
 OTHERS = [name for name in IMPLEMENTATIONS if name != KCONTROL]
-
-
-def median(values: list[float]) -> float:
-    values = [v for v in values if not math.isnan(v)]
-    return statistics.median(values) if values else math.nan
-
-
-def ratio(a: float, b: float) -> float:
-    return math.nan if math.isnan(a) or math.isnan(b) or not b else a / b
-
-
-def cell(value: float, digits: int = 2) -> str:
-    return "-" if math.isnan(value) else f"{value:.{digits}f}"
 
 
 def _groups(runs: list[Run]) -> dict[int, dict[str, list[Run]]]:
@@ -69,7 +56,7 @@ def verdict(runs: list[Run]) -> dict[str, float]:
         mine = phase_medians(by_side.get(KCONTROL, []), None)["wall_seconds"]
         for other in OTHERS:
             theirs = phase_medians(by_side.get(other, []), None)["wall_seconds"]
-            out[f"{keys} keys, kcontrol/{other}"] = ratio(mine, theirs)
+            out[f"{keys} keys, kcontrol/{other}"] = ratio_value(mine, theirs)
     return out
 
 
@@ -98,7 +85,7 @@ def report(runs: list[Run]) -> str:
                 out.append(
                     f"| {keys} | {phase or 'both'} | {side} | {m['runs']:.0f} "
                     f"| {cell(m['wall_seconds'])} "
-                    f"| {cell(ratio(mine['wall_seconds'], m['wall_seconds']))} "
+                    f"| {cell(ratio_value(mine['wall_seconds'], m['wall_seconds']))} "
                     f"| {cell(m['cpu_seconds'])} | {cell(m['apiserver_etcd_cpu_seconds'])} "
                     f"| {cell(m['writes'], 0)} | {cell(m['refused'], 0)} "
                     f"| {cell(m['conflicts'], 0)} | {cell(m['reads'], 0)} "
@@ -153,13 +140,11 @@ def results_points(runs: list[Run]) -> list[dict[str, Any]]:
     ]
 
 
-def dump(path: str | Path, runs: list[Run]) -> None:
-    Path(path).write_text(json.dumps([dataclasses.asdict(r) for r in runs], indent=1))
-
-
 def load(path: str | Path) -> list[Run]:
-    runs = []
-    for raw in json.loads(Path(path).read_text()):
-        phases = {name: Phase(**p) for name, p in raw.pop("phases").items()}
-        runs.append(Run(**raw, phases=phases))
-    return runs
+    """The runs of a :func:`dump` file."""
+    return load_runs(path, _run)
+
+
+def _run(raw: dict[str, Any]) -> Run:
+    phases = {name: Phase(**p) for name, p in raw.pop("phases").items()}
+    return Run(**raw, phases=phases)

@@ -3,19 +3,20 @@
 Every figure is the median over a side's runs at one size and client limit; a ratio is
 kcontrol's median over KCM's ("-" when either side was not measured). Times and CPU are both
 phases' sums unless a phase is named; writes per set are a run's writes by the controller /
-the number of sets. The number formatting and the medians are bench/jobs's.
+the number of sets. The number formatting and the medians are bench/_tables.py's.
 """
 
 from __future__ import annotations
 
-import dataclasses
-import json
 import math
 from pathlib import Path
 from typing import Any
 
+from bench._results import dump_runs as dump
+from bench._results import load_runs
+from bench._tables import cell, median, ratio, ratio_value
 from bench.jobs._audit import KCM, KCONTROL
-from bench.jobs._report import IMPL_NAMES, cell, median, ratio, ratio_value
+from bench.jobs._report import IMPL_NAMES, requests_table
 from bench.rollout import Limit, Phase
 from bench.sets._run import IMPLS, PHASES, Run
 from bench.sets._workload import KINDS, Size
@@ -250,23 +251,7 @@ def raw_table(runs: list[Run]) -> str:
                 f"| {p.metric_writes} / {p.audit_writes} "
                 f"| {r.peak_rss_kb / 1024:.0f} | {r.start_cpu:.2f} |"
             )
-    out.append("")
-    out.append(
-        "Requests the controller process's own client sent over its whole life (its "
-        "`rest_client_requests_total`, start-up included), and the events kcontrol's "
-        "recorder dropped (`kcontrol_events_dropped_total`; KCM has no such counter):"
-    )
-    out.append("")
-    out.append("| workload | limit | side | run | requests by method | events dropped |")
-    out.append("|---|---|---|--:|---|--:|")
-    for r in runs:
-        if r.requests:
-            methods = ", ".join(f"{m} {c}" for m, c in sorted(r.requests.items()))
-            dropped = "-" if r.events_dropped < 0 else str(r.events_dropped)
-            out.append(f"| {r.size} | {r.limit} | {r.impl} | {r.index} | {methods} | {dropped} |")
-    notes = [f"{r.size} {r.limit} {r.impl} {r.index}: {r.note}" for r in runs if r.note]
-    if notes:
-        out += ["", "Notes: " + "; ".join(notes)]
+    out += requests_table(runs, "workload")
     return "\n".join(out)
 
 
@@ -325,14 +310,11 @@ def results_points(runs: list[Run]) -> list[dict[str, Any]]:
     return points
 
 
-def dump(path: str | Path, runs: list[Run]) -> None:
-    """The raw runs as JSON, for :func:`load`."""
-    Path(path).write_text(json.dumps([dataclasses.asdict(r) for r in runs], indent=1))
-
-
 def load(path: str | Path) -> list[Run]:
-    runs = []
-    for raw in json.loads(Path(path).read_text()):
-        phases = {name: Phase(**p) for name, p in raw.pop("phases").items()}
-        runs.append(Run(**raw, phases=phases))
-    return runs
+    """The runs of a :func:`dump` file."""
+    return load_runs(path, _run)
+
+
+def _run(raw: dict[str, Any]) -> Run:
+    phases = {name: Phase(**p) for name, p in raw.pop("phases").items()}
+    return Run(**raw, phases=phases)

@@ -3,15 +3,14 @@ sets created until rolled out, then re-templated until rolled out again.
 
 The cluster, the controller processes and the measurements are bench/rollout.py's
 (``ControllerProcess``, ``Limit``, ``Phase``, ``scrape_writes``, ``read_audit``) and
-bench/jobs's (its ``Bench``: apiserver + etcd CPU, the controller's own metrics, the
-namespace teardown; ``side_order``; the audit-log attribution, by the controller's KCM client
-name).
+bench/jobs's (its ``ControllerBench``: the run's namespace and controller process,
+apiserver + etcd CPU, the controller's own metrics, the namespace teardown; ``side_order``;
+the audit-log attribution, by the controller's KCM client name).
 """
 
 from __future__ import annotations
 
 import asyncio
-import datetime
 import shutil
 import statistics
 import tempfile
@@ -23,17 +22,15 @@ from typing import Any
 
 import aiohttp
 
-from bench._process import load_average, proc_cpu, proc_status_kb
+from bench._process import proc_cpu
 from bench.jobs._audit import KCM, KCONTROL, WriterTail, writes_between
-from bench.jobs._run import Bench as JobsBench
-from bench.jobs._run import side_order
+from bench.jobs._run import ControllerBench, side_order
 from bench.rollout import (
     _LABEL,
     AUDIT_POLICY,
     ControllerProcess,
     Limit,
     Phase,
-    controller_env,
     read_audit,
     scrape_writes,
 )
@@ -49,7 +46,7 @@ from bench.sets._workload import (
     statefulset,
     template_patch,
 )
-from kcontrol.client import DAEMONSETS, NAMESPACES, STATEFULSETS, ApiClient, PatchType, load_config
+from kcontrol.client import DAEMONSETS, STATEFULSETS, ApiClient, PatchType
 from kcontrol.envtest.cluster import WITHOUT_WORKLOAD_CONTROLLERS, Cluster
 from kcontrol.informers import SharedInformerFactory
 
@@ -83,7 +80,6 @@ CLUSTER_CONTROLLERS = (*WITHOUT_WORKLOAD_CONTROLLERS, *(f"-{c}" for c in CONTROL
 """The cluster's own kube-controller-manager: everything but the workload controllers and
 the two under test (garbage collector, namespace, service-account controllers keep running)."""
 CREATE_CONCURRENCY = 16
-SETTLE_SECONDS = 2.0
 QUIET_SECONDS = 2.0
 QUIET_TIMEOUT = 300.0
 POLL_SECONDS = 0.1
@@ -176,58 +172,23 @@ def controller_argv(argv: list[str], kind: str) -> list[str]:
     ]
 
 
-class Bench(JobsBench):
-    async def run(self, size: Size, limit: Limit, impl: str, index: int) -> Run:  # type: ignore[override]
-        tag = f"{size.label}-{limit.label}-{impl}-{index}".replace(":", "-").replace("=", "-")
-        namespace = f"sets-{tag}".replace(".", "-")
-        result = Run(
-            size=size.label,
-            limit=limit.label,
-            impl=impl,
-            index=index,
-            started=datetime.datetime.now(datetime.UTC).strftime("%H:%M:%S"),
-            load=load_average(),
-        )
-        config = await load_config(kubeconfig=str(self.cluster.kubeconfig_path))
-        connector = aiohttp.TCPConnector(ssl=self.cluster.ssl_context())
-        headers = {"Authorization": f"Bearer {self.cluster.token()}"}
-        async with (
-            ApiClient(config, qps=0, user_agent=BENCH_USER_AGENT) as client,
-            aiohttp.ClientSession(connector=connector, headers=headers) as metrics,
-        ):
-            await client.create(NAMESPACES, {"metadata": {"name": namespace}})
-            await self.cluster.wait_for_service_account(namespace)
-            controller = ControllerProcess(impl, self.cluster, limit, self.directory, tag)
-            controller.argv = controller_argv(controller.argv, size.kind)
-            controller.env = controller_env(impl, self.args.kcm_gomaxprocs)
-            if self.args.profile:
-                controller.profile = Path(self.args.profile) / f"{tag}.txt"
-            await controller.start()
-            try:
-                await asyncio.sleep(SETTLE_SECONDS)
-                result.start_cpu = proc_cpu(controller.pid)
-                await self._phases(size, namespace, client, metrics, controller, result)
-                result.peak_rss_kb = proc_status_kb(controller.pid, "VmHWM:")
-                await self._controller_metrics(controller, result)  # type: ignore[arg-type]
-                result.timings = controller_timings(
-                    await self._metrics_text(controller), QUEUES[size.kind]
-                )
-            finally:
-                controller.stop()
-            await client.delete(NAMESPACES, namespace)
-            await self._wait_gone(client, namespace)
-        return result
+class Bench(ControllerBench[Size, Run]):
+    """The sets of one size per run: created until rolled out, then re-templated until
+    rolled out again (:data:`PHASES`)."""
 
-    async def _metrics_text(self, controller: ControllerProcess) -> str:
-        connector = aiohttp.TCPConnector(ssl=False)  # KCM's self-signed serving certificate
-        headers = {"Authorization": f"Bearer {self.cluster.token()}"}
-        async with (
-            aiohttp.ClientSession(connector=connector, headers=headers) as session,
-            session.get(controller.metrics_url) as response,
-        ):
-            return await response.text()
+    namespace_prefix = "sets"
+    user_agent = BENCH_USER_AGENT
 
-    async def _phases(
+    def new_run(self, **fields: Any) -> Run:
+        return Run(**fields)
+
+    def controller_argv(self, argv: list[str], size: Size) -> list[str]:
+        return controller_argv(argv, size.kind)
+
+    def controller_timings(self, text: str, size: Size) -> dict[str, float]:
+        return controller_timings(text, QUEUES[size.kind])
+
+    async def _measure(
         self,
         size: Size,
         namespace: str,

@@ -6,13 +6,13 @@ kopf's, "-" when either side was not measured.
 
 from __future__ import annotations
 
-import dataclasses
-import json
 import math
-import statistics
 from pathlib import Path
 from typing import Any
 
+from bench._results import dump_runs as dump
+from bench._results import load_runs
+from bench._tables import cell, median, ratio_value
 from bench.webhooks._run import TYPES, Latency, Run
 from bench.webhooks._sides import KCONTROL, KOPF
 
@@ -21,19 +21,6 @@ __all__ = ["TARGETS", "dump", "load", "medians", "raw_table", "report", "results
 SIDES = (KCONTROL, KOPF)
 TARGETS = {"p99": 0.5, "cpu": 0.5, "lines": 1.0}
 """Issue 39's targets for the ratios kcontrol/kopf: at most these."""
-
-
-def median(values: list[float]) -> float:
-    values = [v for v in values if not math.isnan(v)]
-    return statistics.median(values) if values else math.nan
-
-
-def ratio(a: float, b: float) -> float:
-    return math.nan if math.isnan(a) or math.isnan(b) or not b else a / b
-
-
-def cell(value: float, digits: int = 2) -> str:
-    return "-" if math.isnan(value) else f"{value:.{digits}f}"
 
 
 def ms(seconds: float) -> str:
@@ -71,15 +58,15 @@ def verdict(runs: list[Run], lines: dict[str, int]) -> dict[str, float]:
     """Each target's ratio kcontrol/kopf (the largest size measured): ``p99`` the worse of
     the two webhook types, ``cpu``, ``lines``."""
     groups = _groups(runs)
-    out = {"lines": ratio(*(float(lines.get(s, math.nan)) for s in SIDES))}
+    out = {"lines": ratio_value(*(float(lines.get(s, math.nan)) for s in SIDES))}
     if groups:
         by_side = groups[max(groups)]
         kc, kp = (medians(by_side.get(s, [])) for s in SIDES)
         out["p99"] = max(
-            (ratio(kc[f"{k}_p99_seconds"], kp[f"{k}_p99_seconds"]) for k in TYPES.values()),
+            (ratio_value(kc[f"{k}_p99_seconds"], kp[f"{k}_p99_seconds"]) for k in TYPES.values()),
             key=lambda x: -math.inf if math.isnan(x) else x,
         )
-        out["cpu"] = ratio(kc["cpu_seconds"], kp["cpu_seconds"])
+        out["cpu"] = ratio_value(kc["cpu_seconds"], kp["cpu_seconds"])
     return out
 
 
@@ -94,7 +81,7 @@ def report(runs: list[Run], lines: dict[str, int]) -> str:
     out.append("| | kcontrol | kopf | kcontrol/kopf | target |")
     out.append("|---|--:|--:|--:|--:|")
     out.append(
-        f"| lines | {cell(k, 0)} | {cell(c, 0)} | {cell(ratio(k, c))} | <= {TARGETS['lines']} |"
+        f"| lines | {cell(k, 0)} | {cell(c, 0)} | {cell(ratio_value(k, c))} | <= {TARGETS['lines']} |"
     )
     out.append("")
     out.append(
@@ -117,8 +104,8 @@ def report(runs: list[Run], lines: dict[str, int]) -> str:
             out.append(
                 f"| {creates} | {kind} | {kc['runs']:.0f}+{kp['runs']:.0f} "
                 f"| {ms(kc[p50])} | {ms(kp[p50])} | {ms(kc[p99])} | {ms(kp[p99])} "
-                f"| {cell(ratio(kc[p99], kp[p99]))} | {ms(kc[mean])} | {ms(kp[mean])} "
-                f"| {cell(ratio(kc[mean], kp[mean]))} |"
+                f"| {cell(ratio_value(kc[p99], kp[p99]))} | {ms(kc[mean])} | {ms(kp[mean])} "
+                f"| {cell(ratio_value(kc[mean], kp[mean]))} |"
             )
     out.append("")
     out.append("## The webhook process's CPU during the load, and the client's view\n")
@@ -135,7 +122,7 @@ def report(runs: list[Run], lines: dict[str, int]) -> str:
             m = medians(by_side[side])
             out.append(
                 f"| {creates} | {side} | {cell(m['cpu_seconds'])} "
-                f"| {cell(ratio(m['cpu_seconds'], kp['cpu_seconds']))} | {cell(m['wall_seconds'])} "
+                f"| {cell(ratio_value(m['cpu_seconds'], kp['cpu_seconds']))} | {cell(m['wall_seconds'])} "
                 f"| {ms(m['client_p50_seconds'])} | {ms(m['client_p99_seconds'])} "
                 f"| {cell(m['errors'], 0)} "
                 f"| {cell(m['apiserver_etcd_cpu_seconds'])} | {cell(m['ready_seconds'])} "
@@ -206,14 +193,11 @@ def results_points(runs: list[Run], lines: dict[str, int]) -> list[dict[str, Any
     ]
 
 
-def dump(path: str | Path, runs: list[Run]) -> None:
-    """The raw runs as JSON (a figure not measured is ``NaN``), for :func:`load`."""
-    Path(path).write_text(json.dumps([dataclasses.asdict(r) for r in runs], indent=1))
-
-
 def load(path: str | Path) -> list[Run]:
-    runs = []
-    for raw in json.loads(Path(path).read_text()):
-        latency = {kind: Latency(**lat) for kind, lat in raw.pop("latency").items()}
-        runs.append(Run(**raw, latency=latency))
-    return runs
+    """The runs of a :func:`dump` file."""
+    return load_runs(path, _run)
+
+
+def _run(raw: dict[str, Any]) -> Run:
+    latency = {kind: Latency(**lat) for kind, lat in raw.pop("latency").items()}
+    return Run(**raw, latency=latency)
