@@ -7,6 +7,7 @@
 #   hack/build-k8s.sh cluster               # everything the test cluster runs (adds kube-scheduler,
 #                                           # kube-controller-manager and kwok), and promtool,
 #                                           # which the tests of deploy/prometheus/ run
+#   hack/build-k8s.sh kwokctl               # kwok's cluster tool, for bench/kwokctl only
 #
 # kwok is not part of k8s.io/kubernetes: it is installed from its own module
 # (sigs.k8s.io/kwok@$KWOK_VERSION, with the dependencies kwok pins) into its own cache directory
@@ -46,6 +47,7 @@ package_of() {
     etcd) echo "./etcd" ;;
     kube-apiserver|kube-controller-manager|kube-scheduler|kubectl) echo "k8s.io/kubernetes/cmd/$1" ;;
     kwok) echo "sigs.k8s.io/kwok/cmd/kwok@$kwok_version" ;;
+    kwokctl) echo "sigs.k8s.io/kwok/cmd/kwokctl@$kwok_version" ;;
     promtool) echo "github.com/prometheus/prometheus/cmd/promtool@$promtool_version" ;;
     *) echo "unknown binary: $1" >&2; return 1 ;;
   esac
@@ -81,15 +83,15 @@ for name in "${targets[@]}"; do
     continue
   fi
   start=$SECONDS
-  if [ "$name" = kwok ]; then
+  if [ "$name" = kwok ] || [ "$name" = kwokctl ]; then
     # `go install pkg@version` builds with kwok's own go.mod, outside the wrapper module.
-    if [ ! -x "$kwok_dir/kwok" ]; then
-      echo "building kwok $kwok_version into $kwok_dir (a cold build takes several minutes)" >&2
+    if [ ! -x "$kwok_dir/$name" ]; then
+      echo "building $name $kwok_version into $kwok_dir (a cold build takes several minutes)" >&2
       mkdir -p "$kwok_dir"
       (cd "$kwok_dir" && GOFLAGS= GOBIN="$kwok_dir/.bin" go install -trimpath -ldflags "-s -w" "$pkg")
-      mv "$kwok_dir/.bin/kwok" "$kwok_dir/kwok" && rmdir "$kwok_dir/.bin"
+      mv "$kwok_dir/.bin/$name" "$kwok_dir/$name" && rmdir "$kwok_dir/.bin"
     fi
-    ln -sf "$kwok_dir/kwok" "$out_dir/kwok"
+    ln -sf "$kwok_dir/$name" "$out_dir/$name"
   elif [ "$name" = promtool ]; then
     # As kwok: with Prometheus's own go.mod, into a cache directory of its own.
     if [ ! -x "$promtool_dir/promtool" ]; then
