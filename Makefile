@@ -35,6 +35,7 @@ $(RUNTIME_VENV)/.installed: pyproject.toml
 	touch $@
 
 bench-assets: assets $(RUNTIME_VENV)/.installed bytecode
+	hack/build-k8s.sh kwokctl >/dev/null
 
 # Byte code for the working tree, which both virtualenvs install editable: a start of
 # kcontrol-manager then reads it instead of compiling every module of the project, a few
@@ -88,7 +89,8 @@ run: venv assets bytecode
 # The default is what docs/benchmarks.md quotes; on the shared 2-core machine: decode + workqueue
 # ~6 min, informer at 1k, 10k and 50k pods 15-30 min, and the full rollout matrix (50x3,
 # 200x5 and 1000x1, at QPS 20 / burst 30 and unthrottled, 3 runs each) about 4-5 hours,
-# operator at 50 and 500 Websites, 3 runs each, ~15 min; jobs (KCM's job controller) at 20x10x5
+# kwokctl (the rollout on a cluster kwokctl makes, pods Ready at once, kubectl apply: 50x3 and
+# 200x3, 3 runs; issue 37's outside harness) ~10 min, operator at 50 and 500 Websites, 3 runs each, ~15 min; jobs (KCM's job controller) at 20x10x5
 # and 100x4x2 (N Jobs x M completions x parallelism P), QPS 20 / burst 30 and unthrottled,
 # 3 runs each, ~25 min; shards (kcontrol-manager over 1 and 3 replicas, 2,000 Deployments in
 # 200 namespaces, with faults and a 1 -> 3 -> 1 restart, the API server filtering by shard and
@@ -101,7 +103,7 @@ run: venv assets bytecode
 # BENCH_QUICK=1: every suite small (~7 min), into $(BENCH_OUT) = /tmp/kcontrol-bench.
 # Choose suites and sizes with BENCH_SUITES="decode informer" and BENCH_<SUITE>_ARGS=...
 # (e.g. BENCH_ROLLOUT_ARGS="--sizes 50x3 --runs 3"); plots only: BENCH_SUITES= .
-BENCH_SUITES ?= decode workqueue informer rollout operator jobs sets shards webhooks registry gc
+BENCH_SUITES ?= decode workqueue informer rollout kwokctl operator jobs sets shards webhooks registry gc
 ifdef BENCH_QUICK
 BENCH_OUT ?= /tmp/kcontrol-bench
 BENCH_DECODE_ARGS ?= -n 2000 --rounds 3
@@ -112,6 +114,7 @@ BENCH_OPERATOR_ARGS ?= --websites 20 --runs 1
 BENCH_JOBS_ARGS ?= --sizes 5x4x2 --qps unthrottled --runs 1
 BENCH_SETS_ARGS ?= --sizes sts=3x3,ds=2x5 --qps unthrottled --runs 1
 BENCH_SHARDS_ARGS ?= --deployments 60 --namespaces 12 --configs 1x1,3x3! --gates on
+BENCH_KWOKCTL_ARGS ?= --sizes 20x2 --runs 1
 BENCH_WEBHOOKS_ARGS ?= --creates 50 --runs 1
 BENCH_REGISTRY_ARGS ?= --keys 50 --runs 1
 BENCH_GC_ARGS ?= --objects 2000 --kinds 20 --namespaces 10 --owners 50 --dependents 5 --runs 1
@@ -125,6 +128,7 @@ BENCH_OPERATOR_ARGS ?= --websites 50,500 --runs 3
 BENCH_JOBS_ARGS ?= --sizes 20x10x5,100x4x2 --qps 20:30,unthrottled --runs 3
 BENCH_SETS_ARGS ?= --sizes sts=50x5,ds=5x50 --qps 20:30,unthrottled --runs 2
 BENCH_SHARDS_ARGS ?= --deployments 2000 --namespaces 200 --configs 1x1,3x3,3x6! --restart
+BENCH_KWOKCTL_ARGS ?= --sizes 50x3,200x3 --runs 3
 BENCH_WEBHOOKS_ARGS ?= --creates 100,200 --runs 5
 BENCH_REGISTRY_ARGS ?= --keys 50,500 --runs 5
 BENCH_GC_ARGS ?= --objects 50000 --kinds 20 --owners 1000 --dependents 10 --runs 2
@@ -141,6 +145,7 @@ bench: venv bench-assets
 		jobs) args="$(BENCH_JOBS_ARGS)"; md=--out;; \
 		sets) args="$(BENCH_SETS_ARGS)"; md=--out;; \
 		shards) args="$(BENCH_SHARDS_ARGS)"; md=--out;; \
+		kwokctl) args="$(BENCH_KWOKCTL_ARGS)"; md=--out;; \
 		webhooks) args="$(BENCH_WEBHOOKS_ARGS)"; md=--out;; \
 		registry) args="$(BENCH_REGISTRY_ARGS)"; md=--out;; \
 		gc) args="$(BENCH_GC_ARGS)"; md=--out;; \
