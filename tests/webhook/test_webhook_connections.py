@@ -7,16 +7,15 @@ concurrent creates, where the secure port's cap of 256 connections closed idle o
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import resource
 import ssl
-from collections.abc import AsyncIterator
 
 import orjson
 import pytest
 
-from kcontrol.webhook import AdmissionWebhook, WebhookOptions, WebhookServer
+from kcontrol.webhook import AdmissionWebhook
 from kcontrol.webhook._server import WEBHOOK_MAX_CONNECTIONS, raise_open_file_limit
+from tests.webhook.webhook_helpers import serving
 
 CONNECTIONS = 400
 """Above the secure port's cap (256), below the API server's default in-flight ceiling."""
@@ -43,20 +42,6 @@ REQUEST = (
 )
 
 
-@contextlib.asynccontextmanager
-async def serving() -> AsyncIterator[WebhookServer]:
-    server = WebhookServer(WebhookOptions(port=0, bind_address="127.0.0.1", hosts=("127.0.0.1",)))
-    server.register("/validate", AdmissionWebhook(validate=lambda request: []))
-    task = asyncio.create_task(server.run())
-    try:
-        await asyncio.wait_for(server.wait_ready(), 10)
-        yield server
-    finally:
-        task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await task
-
-
 async def call(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> dict[str, object]:
     """One review on a kept-alive connection; its response."""
     writer.write(REQUEST)
@@ -80,7 +65,7 @@ async def test_a_burst_of_kept_alive_connections_loses_none() -> None:
     context = ssl.create_default_context()
     context.check_hostname = False
     context.verify_mode = ssl.CERT_NONE
-    async with serving() as server:
+    async with serving(validate=AdmissionWebhook(validate=lambda request: [])) as server:
         connections = []
         try:
             for _ in range(CONNECTIONS):  # opened and used one after another, then left idle

@@ -4,18 +4,16 @@ CRD served as v1beta1 and v1 (stored as v1) converted by the webhook both ways."
 
 from __future__ import annotations
 
-import asyncio
 import base64
-import contextlib
 import uuid
-from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
 
 from kcontrol.client import Object, Resource
 from kcontrol.envtest import ControlPlane
-from kcontrol.webhook import ConversionWebhook, Spoke, WebhookOptions, WebhookServer, round_trip
+from kcontrol.webhook import ConversionWebhook, Spoke, round_trip
+from tests.webhook.webhook_helpers import serving
 
 HUB = "example.com/v1"
 SPOKE = "example.com/v1beta1"
@@ -145,20 +143,6 @@ def crd(group: str, url: str, bundle: bytes) -> dict[str, Any]:
     }
 
 
-@contextlib.asynccontextmanager
-async def serving(hooks: ConversionWebhook) -> AsyncIterator[WebhookServer]:
-    server = WebhookServer(WebhookOptions(port=0, bind_address="127.0.0.1", hosts=("127.0.0.1",)))
-    server.register("/convert", hooks)
-    task = asyncio.create_task(server.run())
-    try:
-        await asyncio.wait_for(server.wait_ready(), 10)
-        yield server
-    finally:
-        task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await task
-
-
 @pytest.mark.integration
 async def test_a_crd_served_in_two_versions_converts_through_the_webhook(
     control_plane: ControlPlane, namespace: str
@@ -168,7 +152,7 @@ async def test_a_crd_served_in_two_versions_converts_through_the_webhook(
     hooks = ConversionWebhook(hub, {spoke: Spoke(to_hub=to_hub, from_hub=from_hub)})
     v1 = Resource(group, "v1", "websites", "Website")
     v1beta1 = Resource(group, "v1beta1", "websites", "Website")
-    async with serving(hooks) as server:
+    async with serving(convert=hooks) as server:
         definition = crd(group, f"https://127.0.0.1:{server.port}", server.ca_bundle)
         await control_plane.install_crds(definition)
         try:

@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import ssl
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +28,7 @@ from kcontrol.webhook import (
     WebhookServer,
     admission_configuration,
 )
+from tests.webhook.webhook_helpers import serving
 
 pytestmark = pytest.mark.integration
 
@@ -63,28 +63,19 @@ def validate(request: AdmissionRequest) -> list[str]:
     return ["size is advisory"] if size == "10" else []
 
 
-@contextlib.asynccontextmanager
-async def serving() -> AsyncIterator[WebhookServer]:
-    server = WebhookServer(WebhookOptions(port=0, bind_address="127.0.0.1", hosts=("127.0.0.1",)))
-    server.register("/mutate-configmaps", AdmissionWebhook(default=default))
-    server.register("/validate-configmaps", AdmissionWebhook(validate=validate))
-    task = asyncio.create_task(server.run())
-    try:
-        await asyncio.wait_for(server.wait_ready(), 10)
-        yield server
-    finally:
-        task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await task
-
-
 async def test_validating_and_mutating_webhooks_on_the_apiserver(
     control_plane: ControlPlane, namespace: str
 ) -> None:
     name = f"test-{namespace}"
     admin = control_plane.admin_client()
     selector = {"matchLabels": {"kubernetes.io/metadata.name": namespace}}
-    async with admin, serving() as server:
+    async with (
+        admin,
+        serving(
+            mutate_configmaps=AdmissionWebhook(default=default),
+            validate_configmaps=AdmissionWebhook(validate=validate),
+        ) as server,
+    ):
         url = f"https://127.0.0.1:{server.port}"
         configurations: list[tuple[Resource, Object]] = [
             (
