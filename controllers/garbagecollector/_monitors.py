@@ -32,6 +32,7 @@ from kcontrol.informers import (
     ResourceEventHandlerFuncs,
     SharedIndexInformer,
     SharedInformerFactory,
+    dropping_managed_fields,
 )
 from kcontrol.logging import get_logger
 
@@ -58,6 +59,7 @@ _KEPT = (
 )
 
 
+@dropping_managed_fields
 def graph_metadata(obj: dict[str, Any]) -> dict[str, Any]:
     """The transform of every monitor: the object reduced to what the graph reads, its owner
     references compacted and shared (:func:`compact_owner_references`), its namespace and

@@ -97,6 +97,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from kcontrol.client import ListOptions, Object, Reader, Resource, ShardSelector, WatchEvent
+from kcontrol.client._fields import field_sets_dropped
 from kcontrol.clock import Clock, RealClock, timeout
 from kcontrol.errors import (
     ApiConnectionError,
@@ -109,6 +110,7 @@ from kcontrol.errors import (
     is_resource_expired,
 )
 from kcontrol.informers._backoff import BackoffManager, ExponentialBackoff
+from kcontrol.informers._fieldsets import drops_managed_fields
 from kcontrol.informers._intern import intern_strings
 from kcontrol.informers._pager import ListPager
 from kcontrol.informers._shard_filter import ShardFilter
@@ -296,6 +298,9 @@ class Reflector:
         )
         self._watch_error_handler = watch_error_handler
         self._transform = _with_interning(transform) if self._options.intern_strings else transform
+        self._decoding = (
+            field_sets_dropped if drops_managed_fields(transform) else contextlib.nullcontext
+        )
         self._rng = rng or random.Random()
         self._log = _log.bind(
             reflector=self._options.name
@@ -353,6 +358,10 @@ class Reflector:
     async def run(self) -> None:
         """List and watch until cancelled. Never returns otherwise, never raises otherwise."""
         self._log.debug("reflector starting")
+        with self._decoding():  # a transform that drops managedFields: no need to keep them
+            await self._run()
+
+    async def _run(self) -> None:
         while True:
             error: Exception | None = None
             try:

@@ -12,12 +12,14 @@ cached object, measured: docs/benchmarks.md.
 from __future__ import annotations
 
 from kcontrol.client import Object
+from kcontrol.informers._fieldsets import dropping_managed_fields, drops_managed_fields
 from kcontrol.informers._intern import intern_strings
 from kcontrol.informers._reflector import TransformFunc
 
 __all__ = ["chain_transforms", "intern_strings", "strip_managed_fields"]
 
 
+@dropping_managed_fields
 def strip_managed_fields(obj: Object) -> Object:
     """Drop ``metadata.managedFields``: server-side apply bookkeeping no controller reads.
 
@@ -31,11 +33,14 @@ def strip_managed_fields(obj: Object) -> Object:
 
 
 def chain_transforms(*transforms: TransformFunc) -> TransformFunc:
-    """One transform that applies ``transforms`` in order."""
+    """One transform that applies ``transforms`` in order (dropping managedFields, for the
+    reflector's decoding, when one of them does)."""
 
     def chained(obj: Object) -> Object:
         for transform in transforms:
             obj = transform(obj)
         return obj
 
+    if any(drops_managed_fields(t) for t in transforms):
+        dropping_managed_fields(chained)
     return chained

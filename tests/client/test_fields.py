@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from kcontrol.client import FieldsV1, encode_json
 from kcontrol.client._decode import decode_json, decode_list
+from kcontrol.client._fields import field_sets_dropped
 from kcontrol.client._watch import parse_event
 
 SET_A = {"f:metadata": {"f:labels": {".": {}, "f:app": {}}}, "f:data": {'k:{"x":1}': {}}}
@@ -144,6 +145,21 @@ def test_list_items_and_watch_objects_keep_field_sets_raw() -> None:
     assert event.type == "MODIFIED"
     assert field_sets(event.object) == [orjson.dumps(SET_B)]
     assert type(field_sets(event.object)[0]) is FieldsV1
+
+
+def test_where_field_sets_are_dropped_everything_decodes_plainly() -> None:
+    """Inside field_sets_dropped() (a reflector whose transform drops managedFields) objects,
+    list items and watch objects decode as orjson.loads would; the block's end restores."""
+    source = obj(SET_A)
+    body = orjson.dumps({"kind": "ConfigMapList", "metadata": {}, "items": [source]})
+    frame = orjson.dumps({"type": "ADDED", "object": source})
+    with field_sets_dropped():
+        assert decode_json(orjson.dumps(source)) == source
+        assert type(field_sets(decode_json(orjson.dumps(source)))[0]) is dict
+        assert type(field_sets(decode_list(body, lambda item: item)["items"][0])[0]) is dict
+        assert type(field_sets(parse_event(frame).object)[0]) is dict
+    assert type(field_sets(decode_json(orjson.dumps(source)))[0]) is FieldsV1
+    assert type(field_sets(parse_event(frame).object)[0]) is FieldsV1
 
 
 def test_indented_json_is_spliced_too() -> None:

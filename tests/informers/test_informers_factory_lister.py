@@ -273,6 +273,7 @@ def test_public_surface_is_deliberate() -> None:
             "WatchErrorHandler",
             "chain_transforms",
             "deleted_object",
+            "dropping_managed_fields",
             "intern_strings",
             "label_index",
             "strip_managed_fields",
