@@ -67,6 +67,9 @@ def daemonset(
     }
 
 
+NOT_READY_TAINT = "node.kubernetes.io/not-ready"
+
+
 class Nodes:
     """The kwok nodes of one test, labelled ``dstest=<group>``; deleted at the end."""
 
@@ -95,9 +98,16 @@ class Nodes:
         async def ready() -> bool:
             got = await self.client.get(NODES, name)
             ready = condition(got, "Ready")
-            return ready is not None and ready.get("status") == "True"
+            not_ready_taint = any(
+                t.get("key") == NOT_READY_TAINT for t in got["spec"].get("taints") or ()
+            )
+            return ready is not None and ready.get("status") == "True" and not not_ready_taint
 
-        await poll(ready, within=WITHIN, message=f"kwok never made node {name} Ready")
+        # Ready, and rid of the not-ready taint the API server puts on every new node (its
+        # TaintNodesByCondition admission) until KCM's node lifecycle controller sees it Ready:
+        # while the taint is there the node should not run new daemon pods, so it leaves a
+        # rolling update's count - a test must not start before a real node would be usable.
+        await poll(ready, within=WITHIN, message=f"node {name} never became Ready and untainted")
         return name
 
     async def remove(self, name: str) -> None:
