@@ -49,7 +49,6 @@ import math
 import os
 import shutil
 import signal
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -60,6 +59,7 @@ from typing import Any
 
 from bench._process import kcontrol_manager, load_average, proc_cpu, proc_status_kb
 from bench._results import machine_facts, write_results
+from bench._tables import median, ratio
 from bench.rollout import AUDIT_POLICY, IMAGES, Size, deployment, is_complete
 from kcontrol.client import DEPLOYMENTS, PODS, ApiClient, load_config
 from kcontrol.envtest import find_binary
@@ -244,8 +244,8 @@ async def one_run(
     return result
 
 
-def median(runs: list[Run], figure: str) -> float:
-    return statistics.median(float(getattr(r, figure)) for r in runs)
+def median_of(runs: list[Run], figure: str) -> float:
+    return median([float(getattr(r, figure)) for r in runs])
 
 
 FIGURES = (
@@ -273,9 +273,8 @@ def report(runs: list[Run], audit: bool) -> str:
         if not kcm or not ours:
             continue
         for figure, label in FIGURES:
-            a, b = median(kcm, figure), median(ours, figure)
-            ratio = f"{b / a:.2f}" if a else "-"
-            lines.append(f"| {size} | {label} | {a:.2f} | {b:.2f} | {ratio} |")
+            a, b = median_of(kcm, figure), median_of(ours, figure)
+            lines.append(f"| {size} | {label} | {a:.2f} | {b:.2f} | {ratio(b, a)} |")
     lines += [
         "",
         "| size | side | run | load | start CPU s | create s | create CPU s | rollout s "
@@ -359,7 +358,7 @@ def _points(runs: list[Run]) -> list[dict[str, Any]]:
             if chosen:
                 points.append(
                     {"size": size, "side": side}
-                    | {figure: median(chosen, figure) for figure, _ in FIGURES}
+                    | {figure: median_of(chosen, figure) for figure, _ in FIGURES}
                 )
     return points
 

@@ -544,6 +544,35 @@ class Run:
     note: str = ""
 
 
+async def scrape_controller(controller: ControllerProcess, token: str) -> str:
+    """The text of the controller process's ``/metrics`` (KCM's self-signed HTTPS port or
+    kcontrol-manager's plain one), read with the administrator's ``token``."""
+    connector = aiohttp.TCPConnector(ssl=False)  # KCM's self-signed serving certificate
+    headers = {"Authorization": f"Bearer {token}"}
+    async with (
+        aiohttp.ClientSession(connector=connector, headers=headers) as session,
+        session.get(controller.metrics_url) as response,
+    ):
+        return await response.text()
+
+
+def controller_requests(text: str) -> tuple[Counter[str], Counter[str]]:
+    """From a controller's metrics: its ``rest_client_requests_total`` by method, and the
+    events its recorder dropped (``kcontrol_events_dropped_total``) by reason."""
+    requests: Counter[str] = Counter()
+    dropped: Counter[str] = Counter()
+    for line in text.splitlines():
+        name, _, rest = line.partition("{")
+        if name not in ("rest_client_requests_total", "kcontrol_events_dropped_total"):
+            continue
+        labels, _, value = rest.rpartition("} ")
+        if name == "kcontrol_events_dropped_total":
+            dropped[dict(_LABEL.findall(labels)).get("reason", "?")] += int(float(value))
+        else:
+            requests[dict(_LABEL.findall(labels)).get("method", "?")] += int(float(value))
+    return requests, dropped
+
+
 class Bench:
     def __init__(self, cluster: Cluster, audit_log: Path, directory: Path, args: Any):
         self.cluster = cluster
@@ -734,31 +763,12 @@ class Bench:
     async def _controller_metrics(self, controller: ControllerProcess, result: Run) -> None:
         """The controller's own ``rest_client_requests_total`` by method (its whole life,
         start-up included) and, for kcontrol, the events its recorder dropped."""
-        connector = aiohttp.TCPConnector(ssl=False)  # KCM's self-signed serving certificate
-        headers = {"Authorization": f"Bearer {self.cluster.token()}"}
-        async with (
-            aiohttp.ClientSession(connector=connector, headers=headers) as session,
-            session.get(controller.metrics_url) as response,
-        ):
-            text = await response.text()
-        requests: Counter[str] = Counter()
-        if controller.impl == KCONTROL:
-            result.events_dropped = 0
-        for line in text.splitlines():
-            name, _, rest = line.partition("{")
-            if name not in ("rest_client_requests_total", "kcontrol_events_dropped_total"):
-                continue
-            labels, _, value = rest.rpartition("} ")
-            if name == "kcontrol_events_dropped_total":
-                count = int(float(value))
-                result.events_dropped += count
-                reason = dict(_LABEL.findall(labels)).get("reason", "?")
-                by_reason = result.events_dropped_by_reason
-                by_reason[reason] = by_reason.get(reason, 0) + count
-            else:
-                method = dict(_LABEL.findall(labels)).get("method", "?")
-                requests[method] += int(float(value))
+        text = await scrape_controller(controller, self.cluster.token())
+        requests, dropped = controller_requests(text)
         result.requests = dict(requests)
+        if controller.impl == KCONTROL:
+            result.events_dropped = sum(dropped.values())
+            result.events_dropped_by_reason = dict(dropped)
 
     async def _wait_gone(self, client: ApiClient, namespace: str) -> None:
         deadline = time.monotonic() + self.args.phase_timeout

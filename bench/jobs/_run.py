@@ -13,7 +13,6 @@ import shutil
 import statistics
 import tempfile
 import time
-from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Generic, Protocol, TypeVar
@@ -29,7 +28,9 @@ from bench.rollout import (
     ControllerProcess,
     Limit,
     controller_env,
+    controller_requests,
     read_audit,
+    scrape_controller,
     scrape_writes,
 )
 from kcontrol.client import JOBS, NAMESPACES, ApiClient, load_config
@@ -257,27 +258,11 @@ class ControllerBench(Generic[SizeT, RunT]):
         """The controller's own ``rest_client_requests_total`` by method (its whole life,
         start-up included), its :meth:`controller_timings` and, for kcontrol, the events its
         recorder dropped."""
-        connector = aiohttp.TCPConnector(ssl=False)  # KCM's self-signed serving certificate
-        headers = {"Authorization": f"Bearer {self.cluster.token()}"}
-        async with (
-            aiohttp.ClientSession(connector=connector, headers=headers) as session,
-            session.get(controller.metrics_url) as response,
-        ):
-            text = await response.text()
-        requests: Counter[str] = Counter()
-        if controller.impl == KCONTROL:
-            result.events_dropped = 0
-        for line in text.splitlines():
-            name, _, rest = line.partition("{")
-            if name not in ("rest_client_requests_total", "kcontrol_events_dropped_total"):
-                continue
-            labels, _, value = rest.rpartition("} ")
-            if name == "kcontrol_events_dropped_total":
-                result.events_dropped += int(float(value))
-            else:
-                method = dict(_LABEL.findall(labels)).get("method", "?")
-                requests[method] += int(float(value))
+        text = await scrape_controller(controller, self.cluster.token())
+        requests, dropped = controller_requests(text)
         result.requests = dict(requests)
+        if controller.impl == KCONTROL:
+            result.events_dropped = sum(dropped.values())
         result.timings = self.controller_timings(text, size)
 
     async def _wait_gone(self, client: ApiClient, namespace: str) -> None:
