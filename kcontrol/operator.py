@@ -15,7 +15,8 @@ builder with :class:`Request`, :class:`Result` and the predicates (:mod:`kcontro
 the object helpers (:mod:`kcontrol.controllerutil`, :func:`retry_on_conflict`), the
 resources an operator commonly owns and the object type (:mod:`kcontrol.client`), the errors
 a reconcile catches (:mod:`kcontrol.errors`) and event types; for the second day, the
-webhook builder and what a defaulter or validator uses (:mod:`kcontrol.webhook`), a cache
+webhook builder, what a defaulter or validator uses and the hub-and-spoke converter
+(:mod:`kcontrol.webhook`), a cache
 narrowed to namespaces or selectors (:class:`CacheScope`) and the one patch of the keys a
 reconcile owns in an object many share (:func:`patch_entries`). Anything else stays in its
 package: this module adds no name of its own.
@@ -90,7 +91,7 @@ from kcontrol.logging import get_logger
 from kcontrol.manager import ControllerContext, Manager, ManagerOptions
 from kcontrol.retry import retry_on_conflict
 from kcontrol.serving import ServingOptions
-from kcontrol.webhook import AdmissionRequest, Denied, FieldError
+from kcontrol.webhook import AdmissionRequest, ConversionWebhook, Denied, FieldError, Spoke
 
 __all__ = [
     "CONFIGMAPS",
@@ -117,6 +118,7 @@ __all__ = [
     "Conflict",
     "ControllerBuilder",
     "ControllerContext",
+    "ConversionWebhook",
     "Denied",
     "FieldError",
     "KcontrolError",
@@ -131,6 +133,7 @@ __all__ = [
     "Resource",
     "Result",
     "ServingOptions",
+    "Spoke",
     "add_finalizer",
     "and_",
     "annotations_changed",

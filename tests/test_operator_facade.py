@@ -50,6 +50,8 @@ SURFACE = {
     "AdmissionRequest",
     "Denied",
     "FieldError",
+    "ConversionWebhook",
+    "Spoke",
     "CacheScope",
     "OutsideCacheScope",
     "patch_entries",

@@ -12,9 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from examples.website.controller import WEBSITES, manager
-from kcontrol.builder import webhook_managed_by
-from kcontrol.client import Object
-from kcontrol.webhook import AdmissionRequest, ConversionWebhook, Denied, FieldError, Spoke
+from kcontrol import operator as op
 
 MAX_REPLICAS = 20
 SIZES = {"small": 1, "medium": 3, "large": 5}
@@ -23,7 +21,7 @@ KEPT_REPLICAS = "demo.example.com/v1-replicas"
 trip through v1beta1 loses nothing."""
 
 
-def default(website: Object, request: AdmissionRequest) -> None:
+def default(website: op.Object, request: op.AdmissionRequest) -> None:
     """One replica unless asked otherwise."""
     website.setdefault("spec", {}).setdefault("replicas", 1)
 
@@ -33,7 +31,7 @@ def pinned(image: str) -> bool:
     return "@" in image or ":" in image.rsplit("/", 1)[-1]
 
 
-def validate(request: AdmissionRequest) -> list[str]:
+def validate(request: op.AdmissionRequest) -> list[str]:
     """The image must be pinned; the replicas within 0..MAX_REPLICAS."""
     if request.object is None:  # a delete: nothing to check
         return []
@@ -41,16 +39,16 @@ def validate(request: AdmissionRequest) -> list[str]:
     errors = []
     image = str(spec.get("image", ""))
     if not pinned(image):
-        errors.append(FieldError("spec.image", f"{image!r} has no tag or digest"))
+        errors.append(op.FieldError("spec.image", f"{image!r} has no tag or digest"))
     replicas = spec.get("replicas", 1)
     if not isinstance(replicas, int) or not 0 <= replicas <= MAX_REPLICAS:
-        errors.append(FieldError("spec.replicas", f"must be 0 to {MAX_REPLICAS}"))
+        errors.append(op.FieldError("spec.replicas", f"must be 0 to {MAX_REPLICAS}"))
     if errors:
-        raise Denied("the Website is invalid", field_errors=errors, code=422, reason="Invalid")
+        raise op.Denied("the Website is invalid", field_errors=errors, code=422, reason="Invalid")
     return [f"{replicas} replicas: mind the bill"] if replicas > 10 else []
 
 
-def to_v1(website: Object) -> Object:
+def to_v1(website: op.Object) -> op.Object:
     """v1beta1 -> v1: the size as a replica count (or the count kept from v1)."""
     spec = website.setdefault("spec", {})
     annotations = website.setdefault("metadata", {}).get("annotations") or {}
@@ -62,7 +60,7 @@ def to_v1(website: Object) -> Object:
     return website
 
 
-def to_v1beta1(website: Object) -> Object:
+def to_v1beta1(website: op.Object) -> op.Object:
     """v1 -> v1beta1: the nearest size not below the count, the count kept if no size fits."""
     spec = website.setdefault("spec", {})
     replicas = spec.pop("replicas", 1)
@@ -76,13 +74,13 @@ def to_v1beta1(website: Object) -> Object:
     return website
 
 
-converter = ConversionWebhook(
+converter = op.ConversionWebhook(
     WEBSITES.api_version,
-    {"demo.example.com/v1beta1": Spoke(to_hub=to_v1, from_hub=to_v1beta1)},
+    {"demo.example.com/v1beta1": op.Spoke(to_hub=to_v1, from_hub=to_v1beta1)},
 )
 
 paths = (
-    webhook_managed_by(manager)
+    op.webhook_managed_by(manager)
     .for_(WEBSITES)
     .with_defaulter(default)
     .with_validator(validate)
