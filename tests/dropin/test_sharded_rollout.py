@@ -21,7 +21,7 @@ from __future__ import annotations
 import asyncio
 import signal
 import uuid
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -128,8 +128,9 @@ async def holders(client: ApiClient, namespace: str, lease: str) -> dict[int, st
     return found
 
 
-async def cached_deployments(process: ManagerProcess) -> float | None:
-    """``kcontrol_informer_cached_objects`` of Deployments on the process's /metrics."""
+async def cached_objects(process: ManagerProcess, resource: str) -> float | None:
+    """``kcontrol_informer_cached_objects`` of ``resource`` (a plural) on the process's
+    /metrics; None while it does not answer."""
     try:
         async with (
             aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=5)) as session,
@@ -140,17 +141,22 @@ async def cached_deployments(process: ManagerProcess) -> float | None:
         return None
     for line in text.splitlines():
         name, _, _ = line.partition("{")
-        if name == "kcontrol_informer_cached_objects" and 'resource="deployments"' in line:
+        if name == "kcontrol_informer_cached_objects" and f'resource="{resource}"' in line:
             return float(line.rsplit(" ", 1)[1])
     return None
 
 
 def outside_holds(
-    events: list[AuditEvent], processes: list[ManagerProcess], lease: str
+    events: list[AuditEvent],
+    processes: list[ManagerProcess],
+    lease: str,
+    *,
+    resources: Collection[str] = ROLLOUT,
 ) -> list[str]:
-    """The writes of ``processes`` to a namespace's pods, ReplicaSets or Deployments that were
-    not received while the latest write of the namespace's shard Lease was the writer's own,
-    naming itself, less than a lease duration before (module docstring)."""
+    """The writes of ``processes`` to a namespace's ``resources`` (pods, ReplicaSets or
+    Deployments) that were not received while the latest write of the namespace's shard Lease
+    was the writer's own, naming itself, less than a lease duration before (module
+    docstring)."""
     lease_writes: dict[int, list[AuditEvent]] = {k: [] for k in range(SHARDS)}
     index_of = {shard_lease_name(lease, k, SHARDS): k for k in range(SHARDS)}
     for event in successful_writes(events):
@@ -160,7 +166,7 @@ def outside_holds(
         writes.sort(key=lambda e: e.completed)
     found = []
     for event in successful_writes(events):
-        if event.resource not in ROLLOUT or not event.namespace:
+        if event.resource not in resources or not event.namespace:
             continue
         writer = next((p for p in processes if sent_by(event, p.user_agent)), None)
         if writer is None:
@@ -233,7 +239,7 @@ async def test_three_sharded_replicas_split_roll_out_and_survive_a_kill_and_a_st
             share = sum(1 for ns, _ in deployments if shard_of(ns, SHARDS) == shard)
 
             async def cached(process: ManagerProcess = process, share: int = share) -> bool:
-                return await cached_deployments(process) == share
+                return await cached_objects(process, "deployments") == share
 
             await poll(cached, within=30, message=f"{process.identity} caches {share}")
 
