@@ -227,16 +227,40 @@ class DaemonSetSyncer:
         )
         return await manager.claim(candidates)
 
+    def _current_pods(self, ds: Object, claimed: Sequence[Object]) -> list[Object]:
+        """The cached pods ``ds`` controls, and those of ``claimed`` the cache still shows
+        without a controller (adopted by this sync)."""
+        adopted = {_meta(p).get("uid") for p in claimed}
+        uid = _meta(ds).get("uid")
+        current = []
+        for pod in filter_pods_by_owner(
+            self._pod_indexer, ds, DAEMON_SET_KIND, include_orphans=True
+        ):
+            refs = _meta(pod).get("ownerReferences") or ()
+            if any(r.get("controller") and r.get("uid") == uid for r in refs) or (
+                _meta(pod).get("uid") in adopted
+            ):
+                current.append(pod)
+        return current
+
     async def _write_status(
         self,
         ds: Object,
         nodes: Sequence[Object],
-        pods: Sequence[Object],
+        claimed: Sequence[Object],
         hash_: str,
         *,
         update_observed_gen: bool,
     ) -> DaemonSetCounts:
-        counts = calculate_counts(ds, nodes, group_by_node(pods), hash_, self._clock.wall())
+        """Count and store the status from the daemon pods as the cache has them now, as
+        upstream's ``updateDaemonSetStatus`` reads them again: pods the sync created or
+        deleted, whose events arrived while it awaited its writes, count in this write
+        rather than in one of their own at the next sync. ``claimed`` (the sync's claim)
+        adds the orphans it adopted, which the cache may not show owned yet; no second claim
+        writes them again."""
+        counts = calculate_counts(
+            ds, nodes, group_by_node(self._current_pods(ds, claimed)), hash_, self._clock.wall()
+        )
         await store_daemon_set_status(
             self._client, ds, counts, update_observed_gen=update_observed_gen
         )

@@ -215,6 +215,29 @@ async def test_misscheduled_pod_is_deleted() -> None:
     assert fx.last_status()["numberMisscheduled"] == 1
 
 
+async def test_status_counts_the_pods_as_the_cache_has_them_after_the_writes() -> None:
+    # The deleted pod's event arrives while the sync awaits its DELETE: the status written
+    # at the end of that sync no longer counts it (upstream reads the pods again), rather
+    # than leaving the change to a status write of the next sync.
+    fx = Fixture()
+    fx.add_node(new_node("red", {"color": "red"}))
+    fx.add_node(new_node("blue", {"color": "blue"}))
+    fx.add_ds(new_daemon_set(nodeSelector={"color": "blue"}))
+    owned_pod(fx, "on-red", "red")
+    owned_pod(fx, "on-blue", "blue")
+
+    def watch_event_arrives(action: Action) -> None:
+        cached = fx.pod_informer.indexer.get_by_key(f"default/{action.name}")
+        assert cached is not None
+        fx.pod_informer.indexer.delete(cached)
+
+    fx.client.prepend_reactor("delete", "pods", watch_event_arrives)
+    await fx.sync()
+    assert fx.deleted_pods() == ["on-red"]
+    assert fx.last_status()["numberMisscheduled"] == 0
+    assert fx.last_status()["currentNumberScheduled"] == 1
+
+
 async def test_extra_pods_on_a_node_all_but_the_oldest_deleted() -> None:
     fx = Fixture()
     fx.add_node(new_node("n"))
@@ -273,8 +296,9 @@ async def test_matching_orphan_is_adopted() -> None:
     fx.add_pod(mark_pod_ready(daemon_pod("stranger", "n", SIMPLE_DAEMON_SET_LABEL2)))
     await fx.sync()
     patched = [a.name for a in fx.client.actions_for("patch", PODS)]
-    assert patched == ["orphan"]
+    assert patched == ["orphan"]  # once: the status counts it without claiming it again
     assert fx.created_pods() == []  # the adopted pod is the node's pod
+    assert fx.last_status()["currentNumberScheduled"] == 1
 
 
 async def test_failed_pod_deleted_with_backoff() -> None:
