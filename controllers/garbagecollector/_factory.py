@@ -51,7 +51,9 @@ def new_controller(ctx: ControllerContext) -> GarbageCollectorController | None:
 
     async def discover() -> list[Resource]:
         found = await discovery.server_groups_and_resources()
-        return found.supporting("delete", "list", "watch")
+        # One version of each resource, as upstream's GetDeletableResources: a monitor per
+        # version would list and graph every object of a multi-version resource twice.
+        return found.supporting("delete", "list", "watch", preferred=True)
 
     return GarbageCollectorController(
         client=ctx.client,

@@ -99,12 +99,28 @@ class ServerResources:
         versions in order of preference."""
         return [r for g in self.groups for v in g.api_versions for r in self.resources.get(v, ())]
 
-    def supporting(self, *verbs: str) -> list[Resource]:
-        """The resources of :meth:`all_resources` that serve every one of ``verbs``
-        (client-go's ``FilteredBy(SupportsAllVerbs{...})``): ``supporting("delete", "list",
-        "watch")`` are the garbage collector's deletable resources."""
+    def preferred_resources(self) -> list[Resource]:
+        """Each resource of each group once, in the first version of the group's order of
+        preference that serves it (client-go's ``ServerPreferredResources``): HPAs as
+        ``autoscaling/v2`` only, a resource that only an older version serves in that one."""
+        found: list[Resource] = []
+        for group in self.groups:
+            seen: set[str] = set()
+            for api_version in group.api_versions:
+                for resource in self.resources.get(api_version, ()):
+                    if resource.plural not in seen:
+                        seen.add(resource.plural)
+                        found.append(resource)
+        return found
+
+    def supporting(self, *verbs: str, preferred: bool = False) -> list[Resource]:
+        """The resources of :meth:`all_resources` (with ``preferred``, of
+        :meth:`preferred_resources`) that serve every one of ``verbs`` (client-go's
+        ``FilteredBy(SupportsAllVerbs{...})``): ``supporting("delete", "list", "watch",
+        preferred=True)`` are the garbage collector's deletable resources, one version each."""
         wanted = frozenset(verbs)
-        return [r for r in self.all_resources() if wanted <= self.verbs.get(r, frozenset())]
+        resources = self.preferred_resources() if preferred else self.all_resources()
+        return [r for r in resources if wanted <= self.verbs.get(r, frozenset())]
 
 
 def split_api_version(api_version: str) -> tuple[str, str]:

@@ -267,3 +267,33 @@ def test_api_group_versions_and_server_resources_order() -> None:
         resources={"autoscaling/v1": (v1,), "v1": (pods,), "autoscaling/v2": (v2,)},
     )
     assert found.all_resources() == [pods, v2, v1]
+
+
+def test_preferred_resources_keep_one_version_of_each_resource() -> None:
+    # client-go's ServerPreferredResources: the preferred version's resources, and from the
+    # other versions only those the preferred one does not serve; none when every version
+    # failed to read.
+    def widgets(version: str) -> Resource:
+        return Resource("example.com", version, "widgets", "Widget")
+
+    gadgets = Resource("example.com", "v1alpha1", "gadgets", "Gadget")
+    pods = Resource("", "v1", "pods", "Pod")
+    found = ServerResources(
+        groups=(
+            APIGroup("", ("v1",)),
+            APIGroup("example.com", ("v2", "v1", "v1alpha1")),
+            APIGroup("broken.example.com", ("v1",)),
+        ),
+        resources={
+            "v1": (pods,),
+            "example.com/v1alpha1": (widgets("v1alpha1"), gadgets),
+            "example.com/v1": (widgets("v1"),),
+            "example.com/v2": (widgets("v2"),),
+        },
+        failed={"broken.example.com/v1": "stale"},
+        verbs={widgets("v2"): frozenset({"delete", "list", "watch"}), gadgets: frozenset()},
+    )
+    assert found.preferred_resources() == [pods, widgets("v2"), gadgets]
+    assert found.supporting("delete", "list", "watch", preferred=True) == [widgets("v2")]
+    assert found.supporting("delete", "list", "watch") == [widgets("v2")]
+    assert len(found.all_resources()) == 5

@@ -49,7 +49,8 @@ async def collector(client: ApiClient, resync_period: float = 30.0) -> AsyncIter
     discovery = DiscoveryClient(client)
 
     async def discover() -> list[Resource]:
-        return (await discovery.server_groups_and_resources()).supporting("delete", "list", "watch")
+        found = await discovery.server_groups_and_resources()
+        return found.supporting("delete", "list", "watch", preferred=True)
 
     recorder = FakeRecorder(include_object=True)
     gc = GarbageCollectorController(
@@ -354,6 +355,11 @@ async def test_the_factory_wires_discovery_and_the_mapper(
         await poll(gc.monitors.has_synced, within=WITHIN, message="monitors never synced")
         assert CONFIGMAPS in gc.monitors.resources()
         assert not any(r.plural == "events" for r in gc.monitors.resources())
+        # One monitor per resource, in its preferred version: HPAs as autoscaling/v2 only.
+        monitored = [(r.group, r.plural) for r in gc.monitors.resources()]
+        assert len(monitored) == len(set(monitored)), sorted(monitored)
+        hpas = [r for r in gc.monitors.resources() if r.plural == "horizontalpodautoscalers"]
+        assert [r.version for r in hpas] == ["v2"]
         owner = await client.create(CONFIGMAPS, configmap("owner", namespace))
         await client.create(CONFIGMAPS, configmap("dep", namespace, [ref(owner)]))
         await client.delete(CONFIGMAPS, "owner", namespace=namespace)
