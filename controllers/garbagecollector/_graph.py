@@ -43,6 +43,7 @@ OwnerReference = Mapping[str, Any]
 :class:`OwnerRef` as the monitors cache it."""
 
 _FIELDS = ("apiVersion", "kind", "name", "uid", "controller", "blockOwnerDeletion")
+_INDEX = {field: i for i, field in enumerate(_FIELDS)}
 
 
 class OwnerRef(Mapping[str, Any]):
@@ -57,13 +58,17 @@ class OwnerRef(Mapping[str, Any]):
     _values: tuple[Any, ...]
 
     def __getitem__(self, key: str) -> Any:
-        try:
-            value = self._values[_FIELDS.index(key)]
-        except ValueError:
-            raise KeyError(key) from None
+        index = _INDEX.get(key)
+        value = None if index is None else self._values[index]
         if value is None:
             raise KeyError(key)
         return value
+
+    def get(self, key: str, default: Any = None) -> Any:
+        # Mapping.get through __getitem__ and KeyError costs the graph's hot path thrice this.
+        index = _INDEX.get(key)
+        value = None if index is None else self._values[index]
+        return default if value is None else value
 
     def __iter__(self) -> Iterator[str]:
         return (f for f, v in zip(_FIELDS, self._values, strict=True) if v is not None)
@@ -94,16 +99,24 @@ def compact_owner_references(refs: Any) -> tuple[OwnerRef, ...]:
         return ()
     compact = []
     for ref in refs:
-        if not isinstance(ref, Mapping):
+        if ref.__class__ is not dict and not isinstance(ref, Mapping):
             continue
-        values = tuple(
-            sys.intern(v) if isinstance(v, str) else v for v in (ref.get(f) for f in _FIELDS)
+        get = ref.get
+        values = (
+            get("apiVersion"),
+            get("kind"),
+            get("name"),
+            get("uid"),
+            get("controller"),
+            get("blockOwnerDeletion"),
         )
         shared = _shared_refs.get(values)
         if shared is None:
+            # Interned when first kept: a reference seen again is found by value, above.
+            kept = tuple(sys.intern(v) if isinstance(v, str) else v for v in values)
             shared = OwnerRef.__new__(OwnerRef)
-            shared._values = values
-            _shared_refs[values] = shared
+            shared._values = kept
+            _shared_refs[kept] = shared
         compact.append(shared)
     return tuple(compact)
 

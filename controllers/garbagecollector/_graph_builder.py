@@ -105,18 +105,26 @@ class AbsentOwnerCache:
 
 def _metadata(obj: Mapping[str, Any]) -> Mapping[str, Any]:
     metadata = obj.get("metadata")
+    if metadata.__class__ is dict:  # the cached objects' case, without the ABC check's cost
+        return metadata
     return metadata if isinstance(metadata, Mapping) else {}
 
 
 def identity_of(obj: Mapping[str, Any], api_version: str, kind: str) -> ObjectReference:
     """The coordinates of an object its monitor (``api_version``/``kind``) delivered."""
-    metadata = _metadata(obj)
+    return _identity(_metadata(obj), api_version, kind)
+
+
+def _identity(metadata: Mapping[str, Any], api_version: str, kind: str) -> ObjectReference:
+    name = metadata.get("name", "")
+    uid = metadata.get("uid", "")
+    namespace = metadata.get("namespace") or ""
     return ObjectReference(
         sys.intern(api_version),
         sys.intern(kind),
-        str(metadata.get("name", "")),
-        str(metadata.get("uid", "")),
-        sys.intern(str(metadata.get("namespace") or "")),
+        name if name.__class__ is str else str(name),
+        uid if uid.__class__ is str else str(uid),
+        sys.intern(namespace if namespace.__class__ is str else str(namespace)),
     )
 
 
@@ -228,21 +236,25 @@ class GraphBuilder:
 
     def process_event(self, event: GraphEvent) -> None:
         """Apply one event to the graph (upstream's loop body of ``processGraphChanges``)."""
-        identity = identity_of(event.obj, event.api_version, event.kind)
+        metadata = _metadata(event.obj)
+        identity = _identity(metadata, event.api_version, event.kind)
         existing = self.uid_to_node.read(identity.uid)
         if existing is not None and not event.virtual and not existing.observed:
             existing = self._observe(existing, identity)
         if event.type is not EventType.DELETE:
             if existing is None:
+                refs = metadata.get("ownerReferences")
+                deleted = bool(metadata.get("deletionTimestamp"))
                 node = Node(
                     identity,
-                    owner_references(event.obj),
-                    being_deleted=being_deleted(event.obj),
-                    deleting_dependents=being_deleted(event.obj)
+                    refs if isinstance(refs, tuple | list) else (),
+                    being_deleted=deleted,
+                    deleting_dependents=deleted
                     and has_finalizer(event.obj, FINALIZER_DELETE_DEPENDENTS),
                 )
                 self._insert_node(node)
-                self._process_transitions(event.old, event.obj, node)
+                if deleted:  # no transition starts without a deletionTimestamp
+                    self._process_transitions(event.old, event.obj, node)
             else:
                 self._update_node(existing, event)
             return

@@ -30,6 +30,7 @@ from kcontrol.informers import (
     DeletedFinalStateUnknown,
     ReflectorOptions,
     ResourceEventHandlerFuncs,
+    ResourceEventHandlerRegistration,
     SharedIndexInformer,
     SharedInformerFactory,
     dropping_managed_fields,
@@ -77,10 +78,13 @@ def graph_metadata(obj: dict[str, Any]) -> dict[str, Any]:
 
 
 class _Monitor:
-    __slots__ = ("informer", "task")
+    __slots__ = ("informer", "registration", "task")
 
-    def __init__(self, informer: SharedIndexInformer) -> None:
+    def __init__(
+        self, informer: SharedIndexInformer, registration: ResourceEventHandlerRegistration
+    ) -> None:
         self.informer = informer
+        self.registration = registration
         self.task: asyncio.Task[None] | None = None
 
 
@@ -114,9 +118,12 @@ class Monitors:
         return list(self._monitors)
 
     def has_synced(self) -> bool:
-        """Every monitor's informer has listed (upstream's ``IsSynced``)."""
+        """Every monitor's informer has listed and handed each listed object to the graph's
+        queue (upstream's ``IsSynced``: a monitor's controller has synced once its handler
+        has taken the initial list). Until then the workers wait, and the graph gets the
+        start-up objects without their live GETs competing for the process."""
         return self.synced_once.is_set() and all(
-            m.informer.has_synced() for m in self._monitors.values()
+            m.registration.has_synced() for m in self._monitors.values()
         )
 
     async def run(self) -> None:
@@ -150,7 +157,7 @@ class Monitors:
                 monitor.task.cancel()
             _log.info("stopped monitor", resource=f"{resource.plural}.{resource.group}")
         for resource in sorted(wanted - set(self._monitors), key=lambda r: r.api_version):
-            monitor = _Monitor(self._new_informer(resource))
+            monitor = _Monitor(*self._new_informer(resource))
             self._monitors[resource] = monitor
             if self._group is not None:
                 monitor.task = self._group.create_task(
@@ -166,7 +173,9 @@ class Monitors:
         except Exception:  # one monitor's failure never stops the others
             _log.exception("monitor stopped", resource=informer.resource.plural)
 
-    def _new_informer(self, resource: Resource) -> SharedIndexInformer:
+    def _new_informer(
+        self, resource: Resource
+    ) -> tuple[SharedIndexInformer, ResourceEventHandlerRegistration]:
         factory = SharedInformerFactory(
             self._client,
             transform=graph_metadata,
@@ -187,5 +196,7 @@ class Monitors:
                 obj = obj.obj
             enqueue(GraphEvent(EventType.DELETE, obj, api_version, kind))
 
-        informer.add_event_handler(ResourceEventHandlerFuncs(added, updated, deleted))
-        return informer
+        registration = informer.add_event_handler(
+            ResourceEventHandlerFuncs(added, updated, deleted)
+        )
+        return informer, registration

@@ -89,6 +89,27 @@ async def test_dependents_of_a_deleted_owner_are_collected_and_others_stay() -> 
         assert EVENTS not in gc.monitors.resources()  # an ignored resource
 
 
+async def test_monitors_are_synced_once_the_graph_has_every_listed_object() -> None:
+    # Upstream's IsSynced: a monitor has synced once its handler took the initial list, so
+    # the workers (started then) never compete with the graph for the start-up objects.
+    listed = 1000  # well above a listener's delivery batch: it yields in between
+    client = FakeClient([obj(f"cm-{i}") for i in range(listed)])
+    async with running(client, lambda: [CONFIGMAPS, REPLICATIONCONTROLLERS]) as gc:
+        handed: list[int] = []
+
+        async def synced() -> bool:
+            if gc.monitors.has_synced():
+                handed.append(gc.builder.graph_changes.len() + len(gc.builder.uid_to_node))
+                return True
+            return False
+
+        async with asyncio.timeout(5):
+            # Every turn of the loop: the first one that sees it synced is the one checked.
+            while not await synced():  # noqa: ASYNC110
+                await asyncio.sleep(0)
+        assert handed == [listed]
+
+
 async def test_a_resource_that_appears_gets_a_monitor_and_loses_it_when_gone() -> None:
     client = FakeClient([rc("owner")], resources=[WIDGETS])
     served = [CONFIGMAPS, REPLICATIONCONTROLLERS]
