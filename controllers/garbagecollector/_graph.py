@@ -112,8 +112,14 @@ def compact_owner_references(refs: Any) -> tuple[OwnerRef, ...]:
         )
         shared = _shared_refs.get(values)
         if shared is None:
-            # Interned when first kept: a reference seen again is found by value, above.
-            kept = tuple(sys.intern(v) if isinstance(v, str) else v for v in values)
+            # apiVersion and kind interned (few, and repeated across owners); a name or uid
+            # is one owner's, so an interned copy would only add a table entry.
+            api_version, kind = values[0], values[1]
+            kept = (
+                sys.intern(api_version) if api_version.__class__ is str else api_version,
+                sys.intern(kind) if kind.__class__ is str else kind,
+                *values[2:],
+            )
             shared = OwnerRef.__new__(OwnerRef)
             shared._values = kept
             _shared_refs[kept] = shared
