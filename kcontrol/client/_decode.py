@@ -17,6 +17,11 @@ informer's transform, e.g. dropping ``managedFields``) before the next, so the u
 objects are never all alive at once, and a cache keeps no holes that a whole-list decode
 would leave behind in CPython's allocator pools.
 
+A reflector whose transform keeps a few fields of each object may have its LISTs' items
+decoded by a decoder of its own (:func:`list_items_decoded_by`, declared with
+:func:`kcontrol.informers.decoding_list_items_with`): the fields the transform drops are
+then never built. Everything else is decoded whole.
+
 Watch bodies are newline-delimited JSON; :class:`LineSplitter` cuts them into lines of any
 length (a reader's line limit must not let one big object break a watch).
 
@@ -26,7 +31,9 @@ docs/benchmarks.md.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import contextlib
+import contextvars
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 import msgspec
@@ -35,10 +42,46 @@ import orjson
 from kcontrol._gc import gc_paused
 from kcontrol.client._fields import FieldsV1, decode_keeping_fields
 
-__all__ = ["ItemHook", "LineSplitter", "ListDecoder", "decode_json", "decode_list", "encode_json"]
+__all__ = [
+    "ItemDecoder",
+    "ItemHook",
+    "LineSplitter",
+    "ListDecoder",
+    "decode_json",
+    "decode_list",
+    "encode_json",
+    "list_items_decoded_by",
+]
 
 ItemHook = Callable[[dict[str, Any]], dict[str, Any]]
 """Called with each decoded list item; returns the item to keep (the same or another)."""
+
+ItemDecoder = Callable[[bytes], Any]
+"""Decodes one list item's JSON (see :func:`list_items_decoded_by`)."""
+
+_ITEM_DECODER: contextvars.ContextVar[ItemDecoder | None] = contextvars.ContextVar(
+    "kcontrol_list_item_decoder", default=None
+)
+
+
+@contextlib.contextmanager
+def list_items_decoded_by(decoder: ItemDecoder) -> Iterator[None]:
+    """Within the block (and the tasks it starts), the items of LIST bodies are decoded by
+    ``decoder`` instead of whole: bytes of one item's JSON object -> the object its item
+    hook is given (for instance one holding only the fields a transform keeps). It must
+    raise :class:`ValueError` when the bytes are not one whole JSON value (the
+    :class:`ListDecoder` tries candidate item ends). The list itself, and every other body
+    (a GET, a watch frame), is decoded as always."""
+    token = _ITEM_DECODER.set(decoder)
+    try:
+        yield
+    finally:
+        _ITEM_DECODER.reset(token)
+
+
+def _item_decoder() -> ItemDecoder:
+    return _ITEM_DECODER.get() or decode_keeping_fields
+
 
 GC_PAUSE_THRESHOLD = 256 * 1024
 """Bodies at least this large are decoded with the cyclic GC paused (see :func:`decode_json`)."""
@@ -94,8 +137,9 @@ def decode_list(
         except msgspec.DecodeError as e:  # ValidationError is a subclass
             raise ValueError(f"not a list object: {e}") from e
         items: list[dict[str, Any]] = []
+        decode_item = _item_decoder()
         for index, raw in enumerate(envelope.items or (), first_index):
-            item = decode_keeping_fields(bytes(raw))
+            item = decode_item(bytes(raw))
             if not isinstance(item, dict):
                 raise ValueError(f"list item {index} is not an object")
             items.append(item_hook(item))
@@ -195,7 +239,7 @@ class ListDecoder:
         self._decode_complete(buf, self._delimiter)
 
     def _decode_complete(self, buf: bytearray, delimiter: bytes) -> None:
-        hook, items = self._hook, self._items
+        hook, items, decode_item = self._hook, self._items, _item_decoder()
         with gc_paused():
             while True:
                 at = buf.find(delimiter, self._scan)
@@ -203,7 +247,7 @@ class ListDecoder:
                     self._scan = max(0, len(buf) - len(delimiter) + 1)
                     return
                 try:
-                    item = decode_keeping_fields(bytes(buf[: at + 1]))
+                    item = decode_item(bytes(buf[: at + 1]))
                 except ValueError:  # the end of a nested list's element, not of the item
                     self._scan = at + 1
                     self._false_ends += 1

@@ -25,7 +25,7 @@ from kcontrol.errors import InactivityTimeoutError
 from kcontrol.informers._backoff import BackoffManager, ExponentialBackoff
 from kcontrol.informers._cache_reader import CacheReader
 from kcontrol.informers._factory import SharedInformerFactory
-from kcontrol.informers._fieldsets import dropping_managed_fields
+from kcontrol.informers._fieldsets import decoding_list_items_with, dropping_managed_fields
 from kcontrol.informers._keys import (
     DeletedFinalStateUnknown,
     KeyFunc,
@@ -96,6 +96,7 @@ __all__ = [
     "TransformFunc",
     "WatchErrorHandler",
     "chain_transforms",
+    "decoding_list_items_with",
     "deleted_object",
     "dropping_managed_fields",
     "intern_strings",

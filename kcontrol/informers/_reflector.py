@@ -97,6 +97,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from kcontrol.client import ListOptions, Object, Reader, Resource, ShardSelector, WatchEvent
+from kcontrol.client._decode import list_items_decoded_by
 from kcontrol.client._fields import field_sets_dropped
 from kcontrol.clock import Clock, RealClock, timeout
 from kcontrol.errors import (
@@ -110,7 +111,7 @@ from kcontrol.errors import (
     is_resource_expired,
 )
 from kcontrol.informers._backoff import BackoffManager, ExponentialBackoff
-from kcontrol.informers._fieldsets import drops_managed_fields
+from kcontrol.informers._fieldsets import drops_managed_fields, list_item_decoder
 from kcontrol.informers._intern import intern_strings
 from kcontrol.informers._pager import ListPager
 from kcontrol.informers._shard_filter import ShardFilter
@@ -301,6 +302,7 @@ class Reflector:
         self._decoding = (
             field_sets_dropped if drops_managed_fields(transform) else contextlib.nullcontext
         )
+        self._item_decoder = list_item_decoder(transform)
         self._rng = rng or random.Random()
         self._log = _log.bind(
             reflector=self._options.name
@@ -417,8 +419,13 @@ class Reflector:
             clock=self._clock,
             log=self._log,
         )
+        decoding = (
+            contextlib.nullcontext()
+            if self._item_decoder is None
+            else list_items_decoded_by(self._item_decoder)
+        )
         try:
-            with pager:
+            with pager, decoding:
                 await self._list_into_store(pager)
         except NotFound as err:
             raise _ResourceNotServedError(str(err)) from err

@@ -3,8 +3,9 @@ from __future__ import annotations
 import gc
 from datetime import UTC, datetime
 from types import MappingProxyType
-from typing import Any
+from typing import Any, TypedDict
 
+import msgspec
 import orjson
 import pytest
 from hypothesis import given, settings
@@ -22,6 +23,7 @@ from kcontrol.client._decode import (
     decode_json,
     decode_list,
     encode_json,
+    list_items_decoded_by,
 )
 from kcontrol.client._watch import parse_event
 from kcontrol.errors import ApiConnectionError, Gone, InternalError, TooManyRequests
@@ -418,3 +420,46 @@ def test_list_decoder_gives_up_streaming_an_item_full_of_false_ends(
     # MAX_FALSE_ENDS tries in the first item, then finish() decodes the five items once each
     assert attempts == MAX_FALSE_ENDS + 5, "bounded: not one attempt per nested manifest"
     assert result == decode_list(body, lambda i: i)
+
+
+class _NameOnly(TypedDict, total=False):
+    name: str
+
+
+class _ItemNameOnly(TypedDict, total=False):
+    metadata: _NameOnly
+
+
+_NAME_ONLY = msgspec.json.Decoder(_ItemNameOnly)
+
+
+@pytest.mark.parametrize("name", sorted(BODIES))
+@given(data=st.data())
+@settings(max_examples=30, deadline=None)
+def test_list_items_decoded_by_a_narrow_decoder_in_any_pieces(
+    name: str, data: st.DataObject
+) -> None:
+    # A decoder that builds only metadata.name, raising msgspec's DecodeError (a ValueError)
+    # on a false end: the streaming decoder still finds every item end, and the list's own
+    # fields are decoded as always.
+    body = BODIES[name]
+    cuts = data.draw(st.lists(st.integers(0, len(body)), max_size=12))
+    with list_items_decoded_by(_NAME_ONLY.decode):
+        fed = _fed(body, cuts, lambda item: item)
+        whole = decode_list(body, lambda item: item)
+    assert fed == whole
+    expected = decode_list(body, lambda item: item)
+    assert fed["metadata"] == expected["metadata"]
+    assert fed["items"] == [
+        {"metadata": {"name": i["metadata"]["name"]}} for i in expected["items"]
+    ]
+
+
+def test_list_items_decoded_by_leaves_other_bodies_and_later_lists_alone() -> None:
+    body = BODIES["pods"]
+    with list_items_decoded_by(_NAME_ONLY.decode):
+        assert decode_json(b'{"metadata": {"name": "a", "uid": "u"}}')["metadata"]["uid"] == "u"
+        inside = decode_list(body, lambda item: item)["items"][0]["metadata"]
+    assert inside == {"name": "p0"}
+    outside = decode_list(body, lambda item: item)["items"][0]["metadata"]
+    assert outside["namespace"] == "default", "after the block, items decode whole again"

@@ -272,6 +272,7 @@ def test_public_surface_is_deliberate() -> None:
             "TransformFunc",
             "WatchErrorHandler",
             "chain_transforms",
+            "decoding_list_items_with",
             "deleted_object",
             "dropping_managed_fields",
             "intern_strings",

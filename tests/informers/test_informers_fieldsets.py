@@ -16,11 +16,12 @@ from kcontrol.client._decode import decode_list
 from kcontrol.informers import (
     SharedIndexInformer,
     chain_transforms,
+    decoding_list_items_with,
     dropping_managed_fields,
     intern_strings,
     strip_managed_fields,
 )
-from kcontrol.informers._fieldsets import drops_managed_fields
+from kcontrol.informers._fieldsets import drops_managed_fields, list_item_decoder
 
 MANAGED = [{"manager": "kubectl", "fieldsType": "FieldsV1", "fieldsV1": {"f:metadata": {}}}]
 
@@ -83,3 +84,37 @@ def test_declarations() -> None:
         return obj
 
     assert dropping_managed_fields(own) is own and drops_managed_fields(own)
+
+
+def test_a_reflector_lists_with_its_transforms_item_decoder_and_nothing_else() -> None:
+    # The declared decoder decodes each listed item in the reflector's LISTs (and only
+    # there): a GET or a LIST outside it decodes whole.
+    calls: list[bytes] = []
+
+    def names_only(data: bytes) -> Object:
+        calls.append(data)
+        whole: Object = orjson.loads(data)
+        return {"metadata": {"name": whole["metadata"]["name"]}}
+
+    @decoding_list_items_with(names_only)
+    def keep(obj: Object) -> Object:
+        return obj
+
+    assert list_item_decoder(keep) is names_only and list_item_decoder(None) is None
+    seen: list[Object] = []
+
+    def list_func(params: dict[str, Any]) -> Object:
+        listed: Object = decode_list(encoded_page(), lambda item: item)
+        seen.append(listed)
+        return listed
+
+    async def run() -> None:
+        informer = SharedIndexInformer(ScriptedReader(list_func=list_func), PODS, transform=keep)
+        async with running(informer.run()):
+            assert await asyncio.wait_for(informer.wait_for_cache_sync(), 10)
+
+    asyncio.run(run())
+    assert [item["metadata"] for item in seen[0]["items"]] == [{"name": "a"}]
+    assert len(calls) == 1
+    assert decoded()["items"][0]["metadata"]["namespace"], "outside it, items decode whole"
+    assert len(calls) == 1

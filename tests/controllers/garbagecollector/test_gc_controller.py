@@ -7,15 +7,20 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
+from typing import Any
 
+import orjson
 import pytest
 from gc_fixtures import NS, obj, owner_ref, rc
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from prometheus_client import CollectorRegistry
 
 from kcontrol.client import CONFIGMAPS, EVENTS, REPLICATIONCONTROLLERS, Resource
 from kcontrol.discovery import StaticRESTMapper
 from kcontrol.errors import NotFound, OptionsError
 from kcontrol.informers import SharedInformerFactory
+from kcontrol.informers._fieldsets import list_item_decoder
 from kcontrol.manager import ControllerContext, ControllerRegistry, ManagerOptions, main
 from kcontrol.testing.fake import FakeClient, FakeRecorder
 from kcontrol_controllers.garbagecollector import (
@@ -23,7 +28,7 @@ from kcontrol_controllers.garbagecollector import (
     GarbageCollectorController,
     new_controller,
 )
-from kcontrol_controllers.garbagecollector._monitors import graph_metadata
+from kcontrol_controllers.garbagecollector._monitors import decode_graph_item, graph_metadata
 
 WIDGETS = Resource("example.com", "v1", "widgets", "Widget")
 
@@ -160,6 +165,54 @@ def test_monitors_cache_only_what_the_graph_reads() -> None:
         {"kind": "ConfigMap", "metadata": {"ownerReferences": [owner_ref("o")]}}
     )
     assert sibling["metadata"]["ownerReferences"][0] is refs[0]
+
+
+@given(
+    metadata=st.fixed_dictionaries(
+        {},
+        optional={
+            "name": st.text(max_size=5),
+            "namespace": st.text(max_size=5),
+            "uid": st.text(max_size=5),
+            "resourceVersion": st.text(max_size=5),
+            "labels": st.dictionaries(st.text(max_size=3), st.text(max_size=3), max_size=2),
+            "managedFields": st.just([{"manager": "m", "fieldsV1": {"f:a": {}}}]),
+            "finalizers": st.lists(st.text(max_size=5), max_size=2),
+            "deletionTimestamp": st.just("2026-11-29T00:00:00Z"),
+            "ownerReferences": st.lists(
+                st.fixed_dictionaries(
+                    {"apiVersion": st.just("v1"), "kind": st.just("Pod"), "uid": st.text()},
+                    optional={
+                        "name": st.text(max_size=5),
+                        "controller": st.booleans(),
+                        "blockOwnerDeletion": st.booleans(),
+                    },
+                ),
+                max_size=2,
+            ),
+        },
+    ),
+    odd=st.sampled_from([None, "refs-not-a-list", "uid-not-a-string", "metadata-null"]),
+)
+@settings(max_examples=150, deadline=None)
+def test_the_list_item_decoder_caches_what_the_whole_decode_does(
+    metadata: dict[str, Any], odd: str | None
+) -> None:
+    # The monitors' declared list-item decoder builds only what graph_metadata reads: the
+    # cached object is the same as from a whole decode, odd shapes (which the API server
+    # never sends) included - they fall back to the whole decode.
+    item: dict[str, Any] = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": metadata}
+    if odd == "refs-not-a-list":
+        metadata["ownerReferences"] = "x"
+    elif odd == "uid-not-a-string":
+        metadata["uid"] = 7
+    elif odd == "metadata-null":
+        item["metadata"] = None
+    data = orjson.dumps(item)
+    assert list_item_decoder(graph_metadata) is decode_graph_item
+    assert graph_metadata(decode_graph_item(data)) == graph_metadata(orjson.loads(data))
+    with pytest.raises(ValueError):
+        decode_graph_item(data[:-1])  # a candidate item end that is not one
 
 
 def test_the_collector_cannot_run_sharded() -> None:
