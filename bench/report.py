@@ -384,12 +384,20 @@ def _ratio_text(value: float, target: float) -> str:
 
 def plot_jobs(doc: dict[str, Any], out: Path) -> list[Path]:
     points = doc["points"]
-    groups = list(dict.fromkeys((p["size"], p["client_limit"]) for p in points))
-    groups.sort(key=lambda g: (next(p["pods"] for p in points if p["size"] == g[0]), g[1]))
+
+    def ready(p: dict[str, Any]) -> float:
+        return float(p.get("pod_ready_delay_seconds", 1.0))
+
+    groups = list(dict.fromkeys((p["size"], p["client_limit"], ready(p)) for p in points))
+    groups.sort(key=lambda g: (next(p["pods"] for p in points if p["size"] == g[0]), -g[2], g[1]))
     sides = [s for s in ("KCM", "kcontrol") if any(p["implementation"] == s for p in points)]
-    by = {(p["size"], p["client_limit"], p["implementation"]): p for p in points}
+    by = {(p["size"], p["client_limit"], ready(p), p["implementation"]): p for p in points}
+    timed = any(g[2] != 1.0 for g in groups)
     width = 0.8 / max(len(sides), 1)
-    fig, axes = plt.subplots(1, len(JOBS_PANELS), figsize=(16, 5.4))
+    # Twice the cells with both pod timings: wider, so that their three-line labels fit.
+    fig, axes = plt.subplots(
+        1, len(JOBS_PANELS), figsize=(24 if timed else 16, 5.8 if timed else 5.4)
+    )
     for ax, (key, ylabel, title, target) in zip(axes, JOBS_PANELS, strict=True):
         for i, side in enumerate(sides):
             xs = [j + (i - (len(sides) - 1) / 2) * width for j in range(len(groups))]
@@ -415,7 +423,7 @@ def plot_jobs(doc: dict[str, Any], out: Path) -> list[Path]:
                 ax.annotate(
                     _ratio_text(ours[key] / kcm[key], target),
                     (j, 0),
-                    xytext=(0, -38),
+                    xytext=(0, -50 if timed else -38),
                     textcoords="offset points",
                     ha="center",
                     fontsize=8,
@@ -423,7 +431,14 @@ def plot_jobs(doc: dict[str, Any], out: Path) -> list[Path]:
                     annotation_clip=False,
                 )
         ax.set_xticks(range(len(groups)))
-        ax.set_xticklabels([f"{size}\n{_limit_label(limit)}" for size, limit in groups], fontsize=8)
+        ax.set_xticklabels(
+            [
+                f"{size}\n{_limit_label(limit)}"
+                + (f"\nReady {'at once' if delay == 0 else f'{delay:g} s'}" if timed else "")
+                for size, limit, delay in groups
+            ],
+            fontsize=8,
+        )
         ax.set_ylabel(ylabel, fontsize=9)
         ax.set_title(f"{title} (target: kcontrol <= {target:g}x KCM)", fontsize=10)
         ax.set_ylim(bottom=0, top=ax.get_ylim()[1] * 1.12)

@@ -6,9 +6,12 @@ parallelism P; every pod runs ``sh -c "sleep 1; exit 0"``, which kwok plays as a
 that ends with exit code 0 one second after it started (``--pod-seconds``; the emulation in
 kcontrol.envtest.cluster._kwok_job), so each Job needs ``ceil(M/P)`` waves of pods.
 
-For each size one cluster is started (kcontrol.envtest.cluster: etcd, kube-apiserver with an
-audit log, kube-scheduler, kwok with ``ceil(N*M/110) + 1`` nodes and pods Ready
-``--pod-ready-delay`` s after they start, and the cluster's own kube-controller-manager with
+For each size, and each pod timing in ``--pod-ready-delay`` (comma-separated seconds from a
+pod's start to Ready: ``1,0`` measures pods Ready 1 s after they start and at once, as a
+cluster made by kwokctl has them - issue 37), one cluster is started
+(kcontrol.envtest.cluster: etcd, kube-apiserver with an audit log, kube-scheduler, kwok with
+``ceil(N*M/110) + 1`` nodes and pods Ready that many seconds after they start, and the
+cluster's own kube-controller-manager with
 ``--controllers=*,-deployment-controller,-replicaset-controller,-job-controller``: its garbage
 collector, namespace and service-account controllers keep running, its job controller does
 not). After one unrecorded warm-up round (``min(N, 5)xMxP``) with each side, for each client
@@ -38,12 +41,19 @@ apiserver, KCM first in even runs and kcontrol first in odd ones:
 Measured per run: ``wall``, from just before the first POST until every Job was seen
 finished; ``p50``, the median Job's finish time from the same start; the controller
 process's CPU-seconds (user + sys of every thread, ``/proc/<pid>/stat``) over the run, its
-quiet tail included; kube-apiserver + etcd CPU-seconds over the same window; peak RSS
+quiet tail included, and ``whole-run`` from its exec to the same end (start-up, cache sync,
+the idle seconds before the first POST and the run: what a CPU counter outside the process
+sees; runs from before 2026-11-29 did not record it, and the tables then give ``start CPU``
++ run CPU, which leaves out the idle controller while the benchmark's own Job informer syncs
+between the two); kube-apiserver + etcd CPU-seconds over the same window; peak RSS
 (``VmHWM``, start-up included); and the controller's API writes from the audit log, by user
 agent (bench/jobs/_audit.py): pods created, pods' finalizers removed, Job status updates,
 events - quoted per Job (the run's writes / N). ``apiserver_request_total`` scraped before and
 after is kept as a check on the audit log (all writers). Every Job's ``succeeded`` is
 checked to be M (a note says otherwise).
+
+A cell is a size, a client limit and a pod timing; the tables name the timing when some run's
+is not 1 s (runs from before it was a cell are 1 s).
 
 Client limits: ``20:30`` is QPS 20 / burst 30, kube-controller-manager's default, on both
 sides (each controller has its own client and token bucket in both managers);
@@ -59,9 +69,9 @@ recorded. KCM is Go and its start-up is cheaper; start-up is reported apart.
 Usage (from the repository root)::
 
     .venv/bin/python -m bench.jobs --sizes 20x10x5,100x4x2 --qps 20:30,unthrottled --runs 3 \\
-        --out bench/results/tables/jobs.md --json bench/results/jobs.json
+        --pod-ready-delay 1,0 --out bench/results/tables/jobs.md --json bench/results/jobs.json
 
-``--dump FILE`` writes the raw runs after each run and ``--merge FILE`` adds earlier dumps
-(``--runs 0`` renders them only); ``--keep-logs`` keeps the cluster's directory (component
+``--dump FILE`` writes the raw runs after each run and ``--merge FILE`` adds earlier dumps or
+results files (``--runs 0`` renders them only); ``--keep-logs`` keeps the cluster's directory (component
 logs, each controller's log, the audit log).
 """

@@ -40,7 +40,13 @@ def parser() -> argparse.ArgumentParser:
     add_client_limits(p, DEFAULT_LIMITS)
     p.add_argument("--runs", type=int, default=3, help="runs per size, limit and side")
     p.add_argument("--pod-seconds", type=float, default=1.0, help="each pod's run time")
-    p.add_argument("--pod-ready-delay", type=float, default=1.0, help="kwok: start -> Ready")
+    p.add_argument(
+        "--pod-ready-delay",
+        default="1",
+        help="comma-separated seconds from a pod's start to Ready (kwok), each a cell of the "
+        "matrix with a cluster of its own: 1,0 measures pods Ready 1 s after they start and "
+        "at once",
+    )
     p.add_argument("--timeout", type=float, default=900.0, help="seconds for a run's Jobs")
     add_output_options(p)
     add_controller_options(
@@ -56,8 +62,19 @@ def parser() -> argparse.ArgumentParser:
 async def measure(args: argparse.Namespace, runs: list[Run]) -> None:
     sizes = [Size.parse(s) for s in args.sizes.split(",") if s]
     limits = [Limit.parse(q) for q in args.qps.split(",") if q]
+    delays = ready_delays(args.pod_ready_delay)
     for size in sizes:
-        await run_size(size, limits, args, runs, dump_after_each(args.dump, runs))
+        for delay in delays:
+            on_run = dump_after_each(args.dump, runs)
+            await run_size(size, limits, args, runs, on_run, ready_delay=delay)
+
+
+def ready_delays(text: str) -> list[float]:
+    """``--pod-ready-delay``'s seconds, in the order given, each once."""
+    delays = list(dict.fromkeys(float(d) for d in text.split(",") if d.strip()))
+    if not delays or any(d < 0 for d in delays):
+        raise SystemExit(f"--pod-ready-delay {text!r}: seconds, comma-separated, none negative")
+    return delays
 
 
 def main() -> None:
@@ -73,7 +90,7 @@ def main() -> None:
                 "client_limits": list(dict.fromkeys(r.limit for r in runs)),
                 "runs": args.runs,
                 "pod_seconds": args.pod_seconds,
-                "pod_ready_delay_seconds": args.pod_ready_delay,
+                "pod_ready_delays_seconds": sorted({r.ready_delay for r in runs}, reverse=True),
                 "timeout_seconds": args.timeout,
                 "merged": args.merge or [],
             },

@@ -1,21 +1,24 @@
 """The jobs benchmark's tables (Markdown) and result points (bench/_results.py).
 
-Every figure is the median over a side's runs at one size and client limit; a ratio is
-kcontrol's median over KCM's ("-" when either side was not measured). Writes per Job are a
-run's writes by the controller / N.
+Every figure is the median over a side's runs at one cell - size, client limit and pod
+timing (kwok's start -> Ready delay) - ; a ratio is kcontrol's median over KCM's ("-" when
+either side was not measured). Writes per Job are a run's writes by the controller / N. The
+tables name the timing only when a run's is not the default (1 s), so tables of runs from
+before it was a cell read as they did.
 """
 
 from __future__ import annotations
 
+import json
 import math
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from bench._results import dump_runs as dump
-from bench._results import load_runs
 from bench._tables import cell, median, ratio, ratio_value
 from bench.jobs._audit import KCM, KCONTROL
-from bench.jobs._run import IMPLS, Run
+from bench.jobs._run import DEFAULT_READY_DELAY, IMPLS, Run
 from bench.jobs._workload import Size
 from bench.rollout import Limit
 
@@ -26,9 +29,11 @@ __all__ = [
     "load",
     "medians",
     "raw_table",
+    "ready_label",
     "report",
     "requests_table",
     "results_points",
+    "whole_run_cpu",
 ]
 
 TARGETS = {"wall": 1.05, "writes": 1.0, "cpu": 1.5, "rss": 1.5}
@@ -48,12 +53,38 @@ def _size_key(label: str) -> tuple[int, int, int]:
     return size.jobs, size.completions, size.parallelism
 
 
-def groups(runs: list[Run]) -> dict[tuple[str, str], dict[str, list[Run]]]:
-    """Runs by (size, client limit), then by side; sizes in increasing order."""
-    out: dict[tuple[str, str], dict[str, list[Run]]] = {}
-    for r in sorted(runs, key=lambda r: _size_key(r.size)):
-        out.setdefault((r.size, r.limit), {}).setdefault(r.impl, []).append(r)
+Cell = tuple[str, str, float]
+"""A cell of the matrix: size, client limit, kwok's start -> Ready seconds."""
+
+
+def groups(runs: list[Run]) -> dict[Cell, dict[str, list[Run]]]:
+    """Runs by cell, then by side; sizes in increasing order, at each size the longer ready
+    delay first, then the limits as measured."""
+    out: dict[Cell, dict[str, list[Run]]] = {}
+    for r in sorted(runs, key=lambda r: (_size_key(r.size), -r.ready_delay)):
+        out.setdefault((r.size, r.limit, r.ready_delay), {}).setdefault(r.impl, []).append(r)
     return out
+
+
+def ready_label(delay: float) -> str:
+    """The timing of a cell as the tables name it: ``1 s`` (Ready 1 s after start), ``at
+    once``."""
+    return "at once" if delay == 0 else f"{delay:g} s"
+
+
+def _timed(runs: list[Run]) -> bool:
+    """Whether the tables name the cells' timing: some run's is not the default."""
+    return any(r.ready_delay != DEFAULT_READY_DELAY for r in runs)
+
+
+def whole_run_cpu(run: Run) -> tuple[float, bool]:
+    """The controller process's CPU-seconds from exec to the end of the run, and whether it
+    was measured: runs from before :attr:`Run.total_cpu` was recorded give ``start_cpu +
+    cpu``, which leaves out the idle controller between those two windows (while the
+    benchmark's own Job informer syncs and the apiserver's metrics are scraped)."""
+    if run.total_cpu < 0:
+        return run.start_cpu + run.cpu, False
+    return run.total_cpu, True
 
 
 def medians(runs: list[Run]) -> dict[str, float]:
@@ -65,6 +96,8 @@ def medians(runs: list[Run]) -> dict[str, float]:
         "wall": median([r.wall for r in runs]),
         "p50": median([r.p50 for r in runs]),
         "cpu": median([r.cpu for r in runs]),
+        "total_cpu": median([whole_run_cpu(r)[0] for r in runs]),
+        "total_cpu_derived": float(sum(not whole_run_cpu(r)[1] for r in runs)),
         "plane": median([r.plane_cpu for r in runs]),
         "writes": median([sum(r.writes.values()) / n for r in runs]),
         "errors": median([sum(r.errors.values()) / n for r in runs]),
@@ -84,34 +117,66 @@ def _mean_ms(timings: dict[str, float], name: str) -> float:
 
 
 def report(runs: list[Run]) -> str:
-    """The findings: medians and ratios per size and limit, the targets, writes by key."""
+    """The findings: medians and ratios per cell, the targets, writes by key."""
+    timed = _timed(runs)
+    head = "| N x M x P | client limit | " + ("pods Ready | " if timed else "")
+    rule = "|---|---|" + ("---|" if timed else "")
+
+    def lead(size: str, limit: str, delay: float) -> str:
+        return f"| {size} | {limit} | " + (f"{ready_label(delay)} | " if timed else "")
+
     out = ["## Medians (kcontrol/KCM ratios of the medians)\n"]
+    if timed:
+        out.append(
+            "pods Ready: kwok's delay from a pod's start to Ready (`--pod-ready-delay`), each "
+            "timing on a cluster of its own.\n"
+        )
     out.append(
-        "| N x M x P | client limit | runs KCM+kcontrol | KCM s | kcontrol s | ratio "
-        "| KCM CPU s | kcontrol CPU s | ratio | KCM writes/Job | kcontrol writes/Job | ratio "
+        head + "runs KCM+kcontrol | KCM s | kcontrol s | ratio "
+        "| KCM CPU s | kcontrol CPU s | ratio "
+        "| KCM whole-run CPU s | kcontrol whole-run CPU s | ratio "
+        "| KCM writes/Job | kcontrol writes/Job | ratio "
         "| KCM peak RSS MB | kcontrol peak RSS MB | ratio | apiserver+etcd CPU s KCM / kcontrol |"
     )
-    out.append("|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
+    out.append(rule + "--:|" * 17)
     table = {key: {i: medians(by.get(i, [])) for i in IMPLS} for key, by in groups(runs).items()}
-    for (size, limit), m in table.items():
+    derived = False
+    for (size, limit, delay), m in table.items():
         k, c = m[KCM], m[KCONTROL]
+        marks = ["*" if s["total_cpu_derived"] else "" for s in (k, c)]
+        derived = derived or any(marks)
         out.append(
-            f"| {size} | {limit} | {k['runs']:.0f}+{c['runs']:.0f} "
+            f"{lead(size, limit, delay)}{k['runs']:.0f}+{c['runs']:.0f} "
             f"| {cell(k['wall'], 1)} | {cell(c['wall'], 1)} | {ratio(c['wall'], k['wall'])} "
             f"| {cell(k['cpu'])} | {cell(c['cpu'])} | {ratio(c['cpu'], k['cpu'])} "
+            f"| {cell(k['total_cpu'])}{marks[0]} | {cell(c['total_cpu'])}{marks[1]} "
+            f"| {ratio(c['total_cpu'], k['total_cpu'])} "
             f"| {cell(k['writes'])} | {cell(c['writes'])} | {ratio(c['writes'], k['writes'])} "
             f"| {cell(k['rss'], 0)} | {cell(c['rss'], 0)} | {ratio(c['rss'], k['rss'])} "
             f"| {cell(k['plane'], 1)} / {cell(c['plane'], 1)} |"
         )
     out.append("")
     out.append(
+        "CPU: the controller process's CPU-seconds over the run (first POST to the end of its "
+        "quiet tail); whole-run: from its exec to the same end (start-up, cache sync and the 2 "
+        "idle seconds included, as a CPU counter from outside the process sees it)."
+        + (
+            " * start CPU + run CPU: runs from before whole-run CPU was recorded, a little "
+            "under it (the idle controller between the two windows, while the benchmark's own "
+            "Job informer synced, is left out)."
+            if derived
+            else ""
+        )
+        + "\n"
+    )
+    out.append(
         "## Issue 21's targets (kcontrol/KCM at equal client limits)\n\n"
         + ", ".join(f"{TARGET_NAMES[t]} <= {v:g}x" for t, v in TARGETS.items())
         + ".\n"
     )
-    out.append("| N x M x P | client limit | " + " | ".join(TARGET_NAMES.values()) + " |")
-    out.append("|---|---|" + "---|" * len(TARGETS))
-    for (size, limit), m in table.items():
+    out.append(head + " | ".join(TARGET_NAMES.values()) + " |")
+    out.append(rule + "---|" * len(TARGETS))
+    for (size, limit, delay), m in table.items():
         cells = []
         for target, bound in TARGETS.items():
             value = ratio_value(m[KCONTROL][target], m[KCM][target])
@@ -121,7 +186,7 @@ def report(runs: list[Run]) -> str:
                 # a third decimal where two would hide which side of the target it is on
                 digits = 3 if (round(value, 2) <= bound) != (value <= bound) else 2
                 cells.append(f"{value:.{digits}f} ({'met' if value <= bound else 'missed'})")
-        out.append(f"| {size} | {limit} | " + " | ".join(cells) + " |")
+        out.append(lead(size, limit, delay) + " | ".join(cells) + " |")
     out.append("")
     out.append(
         "p50: the median Job's finish time; lag: the controller's last write after the last "
@@ -130,26 +195,27 @@ def report(runs: list[Run]) -> str:
         "`workqueue_queue_duration_seconds` (medians over runs of each run's count or mean).\n"
     )
     out.append(
-        "| N x M x P | client limit | side | p50 Job s | lag s | start CPU s | Job syncs "
+        head + "side | p50 Job s | lag s | start CPU s | Job syncs "
         "| mean sync ms | mean queue wait ms |"
     )
-    out.append("|---|---|---|--:|--:|--:|--:|--:|--:|")
-    for (size, limit), m in table.items():
+    out.append(rule + "---|--:|--:|--:|--:|--:|--:|")
+    for (size, limit, delay), m in table.items():
         for impl in IMPLS:
             s = m[impl]
             if s["runs"]:
                 out.append(
-                    f"| {size} | {limit} | {IMPL_NAMES[impl]} | {cell(s['p50'], 1)} "
+                    f"{lead(size, limit, delay)}{IMPL_NAMES[impl]} | {cell(s['p50'], 1)} "
                     f"| {cell(s['lag'], 1)} | {cell(s['start_cpu'])} | {cell(s['syncs'], 0)} "
                     f"| {cell(s['sync_ms'], 1)} | {cell(s['wait_ms'], 1)} |"
                 )
     out.append("")
 
     out.append("## The controllers' API writes per Job by verb and resource (medians)\n")
-    for (size, limit), by in groups(runs).items():
+    for (size, limit, delay), by in groups(runs).items():
         n = Size.parse(size).jobs
         keys = sorted({k for rs in by.values() for r in rs for k in r.writes})
-        out.append(f"{size}, client limit {limit}:\n")
+        timing = f", pods Ready {ready_label(delay)}" if timed else ""
+        out.append(f"{size}, client limit {limit}{timing}:\n")
         out.append("| verb resource | KCM | kcontrol |")
         out.append("|---|--:|--:|")
         for key in [*keys, "total", "non-2xx"]:
@@ -170,30 +236,40 @@ def report(runs: list[Run]) -> str:
 
 
 def raw_table(runs: list[Run]) -> str:
+    timed = _timed(runs)
     out = [
-        "| N x M x P | limit | side | run | started UTC | load | wall s | p50 s | lag s | CPU s "
+        "| N x M x P | limit | " + ("pods Ready | " if timed else "") + "side | run "
+        "| started UTC | load | wall s | p50 s | lag s | CPU s "
         "| apiserver+etcd CPU s | writes | non-2xx | succeeded / failed pods | other writers "
-        "| all writers (metrics / audit) | peak RSS MB | start CPU s |",
-        "|---|---|---|--:|---|--:|--:|--:|--:|--:|--:|--:|---|---|---|---|--:|--:|",
+        "| all writers (metrics / audit) | peak RSS MB | start CPU s | whole-run CPU s |",
+        "|---|---|" + ("---|" if timed else "") + "---|--:|---|--:|--:|--:|--:|--:|--:|--:|---"
+        "|---|---|---|--:|--:|--:|",
     ]
     for r in runs:
         others = ", ".join(f"{w} {c}" for w, c in sorted(r.others.items(), key=lambda x: -x[1]))
         errors = ", ".join(f"{k} x{c}" for k, c in sorted(r.errors.items())) or "0"
+        timing = f"{ready_label(r.ready_delay)} | " if timed else ""
         out.append(
-            f"| {r.size} | {r.limit} | {r.impl} | {r.index} | {r.started} | {r.load:.2f} "
+            f"| {r.size} | {r.limit} | {timing}{r.impl} | {r.index} | {r.started} | {r.load:.2f} "
             f"| {r.wall:.1f}{'' if r.completed else ' (TIMED OUT)'} | {r.p50:.1f} | {r.lag:.1f} "
             f"| {r.cpu:.2f} | {r.plane_cpu:.1f} | {sum(r.writes.values())} | {errors} "
             f"| {r.succeeded} / {r.failed} | {others} | {r.metric_writes} / {r.audit_writes} "
-            f"| {r.peak_rss_kb / 1024:.0f} | {r.start_cpu:.2f} |"
+            f"| {r.peak_rss_kb / 1024:.0f} | {r.start_cpu:.2f} "
+            f"| {cell(r.total_cpu) if r.total_cpu >= 0 else '-'} |"
         )
-    out += requests_table(runs, "N x M x P")
+    label = (lambda r: f"{r.size}, Ready {ready_label(r.ready_delay)}") if timed else None
+    out += requests_table(runs, "N x M x P", label)
     return "\n".join(out)
 
 
-def requests_table(runs: list[Any], size_header: str) -> list[str]:
+def requests_table(
+    runs: list[Any], size_header: str, label: Callable[[Any], str] | None = None
+) -> list[str]:
     """The lines that follow a controller suite's raw runs (bench/jobs's, bench/sets's): the
     requests each run's controller sent, by method, the events it dropped, then the runs'
-    notes; ``size_header`` heads the column of the runs' sizes."""
+    notes; ``size_header`` heads the column of the runs' sizes, ``label`` names a run's
+    size there (default: its ``size``)."""
+    name = label or (lambda r: str(r.size))
     out = [
         "",
         "Requests the controller process's own client sent over its whole life (its "
@@ -207,17 +283,18 @@ def requests_table(runs: list[Any], size_header: str) -> list[str]:
         if r.requests:
             methods = ", ".join(f"{m} {c}" for m, c in sorted(r.requests.items()))
             dropped = "-" if r.events_dropped < 0 else str(r.events_dropped)
-            out.append(f"| {r.size} | {r.limit} | {r.impl} | {r.index} | {methods} | {dropped} |")
-    notes = [f"{r.size} {r.limit} {r.impl} {r.index}: {r.note}" for r in runs if r.note]
+            out.append(f"| {name(r)} | {r.limit} | {r.impl} | {r.index} | {methods} | {dropped} |")
+    notes = [f"{name(r)} {r.limit} {r.impl} {r.index}: {r.note}" for r in runs if r.note]
     if notes:
         out += ["", "Notes: " + "; ".join(notes)]
     return out
 
 
 def results_points(runs: list[Run]) -> list[dict[str, Any]]:
-    """One point per (size, client limit, implementation): the medians over its runs."""
+    """One point per (size, client limit, pod timing, implementation): the medians over its
+    runs."""
     points = []
-    for (size, limit), by in groups(runs).items():
+    for (size, limit, delay), by in groups(runs).items():
         parsed, bound = Size.parse(size), Limit.parse(limit)
         for impl in IMPLS:
             rs = by.get(impl, [])
@@ -237,12 +314,15 @@ def results_points(runs: list[Run]) -> list[dict[str, Any]]:
                     "client_limit": limit,
                     "qps": bound.qps,
                     "burst": bound.burst if bound.qps is not None else None,
+                    "pod_ready_delay_seconds": delay,
                     "runs": len(rs),
                     "completed_runs": sum(r.completed for r in rs),
                     "wall_seconds": m["wall"],
                     "p50_seconds": m["p50"],
                     "lag_seconds": m["lag"],
                     "cpu_seconds": m["cpu"],
+                    "process_cpu_seconds": m["total_cpu"],
+                    "process_cpu_runs_from_start_plus_run": int(m["total_cpu_derived"]),
                     "apiserver_etcd_cpu_seconds": m["plane"],
                     "writes_per_job": m["writes"],
                     "writes_per_job_by_key": {
@@ -261,5 +341,15 @@ def results_points(runs: list[Run]) -> list[dict[str, Any]]:
 
 
 def load(path: str | Path) -> list[Run]:
-    """The runs of a :func:`dump` file."""
-    return load_runs(path, lambda raw: Run(**raw))
+    """The runs of a :func:`dump` file, or of a results file (``--json``: its ``runs``).
+    Runs from before the pod timing was a cell take the results file's
+    ``pod_ready_delay_seconds`` (1 s in a dump)."""
+    document = json.loads(Path(path).read_text())
+    raws: list[dict[str, Any]]
+    if isinstance(document, dict):
+        raws = document["runs"]
+        delay = document.get("parameters", {}).get("pod_ready_delay_seconds")
+    else:
+        raws, delay = document, None
+    default = DEFAULT_READY_DELAY if delay is None else float(delay)
+    return [Run(**{"ready_delay": default, **raw}) for raw in raws]

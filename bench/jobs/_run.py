@@ -40,6 +40,7 @@ from kcontrol.informers import SharedInformerFactory
 
 __all__ = [
     "CLUSTER_CONTROLLERS",
+    "DEFAULT_READY_DELAY",
     "IMPLS",
     "Bench",
     "ControllerBench",
@@ -56,6 +57,8 @@ BENCH_USER_AGENT = "kcontrol-bench-jobs"
 CLUSTER_CONTROLLERS = (*WITHOUT_WORKLOAD_CONTROLLERS, f"-{JOB_CONTROLLER}")
 """The cluster's own kube-controller-manager: everything but the workload controllers and
 the job controller (garbage collector, namespace, service-account controllers keep running)."""
+DEFAULT_READY_DELAY = 1.0
+"""kwok's start -> Ready seconds of runs that do not record theirs (before it was a cell)."""
 CREATE_CONCURRENCY = 16
 SETTLE_SECONDS = 2.0
 QUIET_SECONDS = 2.0
@@ -71,7 +74,8 @@ class Run:
     index: int
     started: str  # UTC, HH:MM:SS
     load: float  # 1-minute load average at the start
-    start_cpu: float = 0.0  # the controller process's CPU-seconds up to the first write
+    ready_delay: float = DEFAULT_READY_DELAY  # the cluster's kwok: pod start -> Ready, s
+    start_cpu: float = 0.0  # the controller process's CPU-seconds, exec -> ready + 2 idle s
     peak_rss_kb: int = 0  # VmHWM, read just before stopping it
     wall: float = 0.0  # first Job POSTed -> every Job seen finished
     p50: float = 0.0  # the median Job's own finish time (from the same start)
@@ -79,6 +83,7 @@ class Run:
     lag: float = 0.0  # from the last Job finished to the controller's last write
     cpu: float = 0.0  # the controller's CPU-seconds, first write -> quiet tail's end
     plane_cpu: float = 0.0  # kube-apiserver + etcd over the same window
+    total_cpu: float = -1.0  # its CPU-seconds, exec -> quiet tail's end (-1: not recorded)
     writes: dict[str, int] = field(default_factory=dict)  # the controller's, by key
     errors: dict[str, int] = field(default_factory=dict)  # its non-2xx answers, by key:code
     others: dict[str, int] = field(default_factory=dict)  # every other writer, by writer
@@ -283,7 +288,7 @@ class Bench(ControllerBench[Size, Run]):
     user_agent = BENCH_USER_AGENT
 
     def new_run(self, **fields: Any) -> Run:
-        return Run(**fields)
+        return Run(**fields, ready_delay=self.cluster.pod_ready_delay)
 
     def controller_argv(self, argv: list[str], size: Size) -> list[str]:
         return controller_argv(argv)
@@ -352,6 +357,7 @@ class Bench(ControllerBench[Size, Run]):
             result.note += f"succeeded {result.succeeded} of {size.pods}, failed {result.failed}; "
 
         result.cpu = cpu1 - cpu0
+        result.total_cpu = cpu1  # /proc's counters run from exec: the whole process so far
         result.plane_cpu = plane1 - plane0
         result.metric_writes = sum((after - before).values())
         audit = read_audit(self.audit_log, audit_start, self.audit_log.stat().st_size)
@@ -366,17 +372,25 @@ def describe(run: Run) -> str:
     """One line of progress for a run."""
     writes = sum(run.writes.values())
     return (
-        f"{run.size} {run.limit:>11} {run.impl:>8} run {run.index}: {run.wall:.1f}s "
-        f"(p50 {run.p50:.1f}s) cpu {run.cpu:.2f}s writes {writes} "
+        f"{run.size} {run.limit:>11} ready {run.ready_delay:g}s {run.impl:>8} run {run.index}: "
+        f"{run.wall:.1f}s (p50 {run.p50:.1f}s) cpu {run.cpu:.2f}s "
+        f"(whole-run {run.total_cpu:.2f}s) writes {writes} "
         f"rss {run.peak_rss_kb / 1024:.0f}MB load {run.load:.2f} {run.note}"
     )
 
 
 async def run_size(
-    size: Size, limits: list[Limit], args: Any, results: list[Run], on_run: Any = None
+    size: Size,
+    limits: list[Limit],
+    args: Any,
+    results: list[Run],
+    on_run: Any = None,
+    *,
+    ready_delay: float = DEFAULT_READY_DELAY,
 ) -> None:
-    """Start a cluster for ``size``, warm it up, then ``args.runs`` runs per limit and side;
-    each finished run is appended to ``results`` (and passed to ``on_run``)."""
+    """Start a cluster for ``size`` whose kwok makes pods Ready ``ready_delay`` s after they
+    start, warm it up, then ``args.runs`` runs per limit and side; each finished run is
+    appended to ``results`` (and passed to ``on_run``)."""
     directory = Path(tempfile.mkdtemp(prefix="kcontrol-jobs-"))
     policy = directory / "audit-policy.yaml"
     policy.write_text(AUDIT_POLICY)
@@ -384,7 +398,7 @@ async def run_size(
     nodes = node_count(size)
     cluster = Cluster(
         nodes=nodes,
-        pod_ready_delay=args.pod_ready_delay,
+        pod_ready_delay=ready_delay,
         controllers=CLUSTER_CONTROLLERS,
         extra_apiserver_args=[
             f"--audit-policy-file={policy}",
@@ -393,7 +407,11 @@ async def run_size(
             "--audit-log-maxsize=0",
         ],
     )
-    print(f"# {size.label}: starting a cluster with {nodes} kwok nodes ({directory})", flush=True)
+    print(
+        f"# {size.label}: starting a cluster with {nodes} kwok nodes, pods Ready {ready_delay:g} s "
+        f"after they start ({directory})",
+        flush=True,
+    )
     async with cluster:
         bench = Bench(cluster, audit_log, directory, args)
         # A fresh apiserver, etcd and kwok are slower on their first Jobs: one small
