@@ -35,7 +35,6 @@ import pytest
 
 from kcontrol.client import (
     DEPLOYMENTS,
-    NAMESPACES,
     PODDISRUPTIONBUDGETS,
     ApiClient,
     shard_of,
@@ -61,7 +60,8 @@ from tests.dropin.test_sharded_rollout import (
     cached_objects,
     holders,
     outside_holds,
-    spread_names,
+    spread_namespaces,
+    start_one_per_shard,
 )
 from tests.integration.helpers import poll
 
@@ -139,36 +139,13 @@ async def test_three_sharded_replicas_keep_pdb_statuses_and_take_over_a_killed_s
 ) -> None:
     suffix = uuid.uuid4().hex[:6]
     lease = f"kcontrol-pdb-{suffix}"
-    lease_namespace = f"leases-{suffix}"
-    names = spread_names(suffix)
-    for name in (lease_namespace, *names):
-        await client.create(NAMESPACES, {"metadata": {"name": name}})
-    for name in names:
-        await cluster.wait_for_service_account(name)
+    lease_namespace, names = await spread_namespaces(cluster, client, suffix)
     by_shard = {k: [ns for ns in names if shard_of(ns, SHARDS) == k] for k in range(SHARDS)}
 
     with manager_processes() as processes:
-        for letter in "abc":
-            processes.append(
-                ManagerProcess(
-                    cluster,
-                    lease_namespace,
-                    lease,
-                    f"{letter}-{suffix}",
-                    tmp_path,
-                    extra_args=[f"--shards={SHARDS}"],
-                    controllers=CONTROLLERS,
-                )
-            )
-        identities = {p.identity for p in processes}
-
-        async def one_each() -> bool:
-            for process in processes:
-                if not process.running():
-                    raise AssertionError(f"{process.identity} exited\n{logs_of(processes)}")
-            return set((await holders(client, lease_namespace, lease)).values()) == identities
-
-        await poll(one_each, within=WITHIN, message=lambda: f"no 1:1:1 split\n{logs_of(processes)}")
+        await start_one_per_shard(
+            cluster, client, processes, (lease_namespace, lease), suffix, tmp_path, CONTROLLERS
+        )
 
         for group in by_shard.values():
             for ns, min_available in zip(group, (2, "50%"), strict=True):

@@ -114,6 +114,56 @@ def spread_names(suffix: str) -> list[str]:
     return [name for names in chosen.values() for name in names]
 
 
+async def spread_namespaces(
+    cluster: Cluster, client: ApiClient, suffix: str
+) -> tuple[str, list[str]]:
+    """A namespace for the Leases and :func:`spread_names`, created, each of the latter with
+    its default ServiceAccount."""
+    lease_namespace = f"leases-{suffix}"
+    names = spread_names(suffix)
+    for name in (lease_namespace, *names):
+        await client.create(NAMESPACES, {"metadata": {"name": name}})
+    for name in names:
+        await cluster.wait_for_service_account(name)
+    return lease_namespace, names
+
+
+async def start_one_per_shard(
+    cluster: Cluster,
+    client: ApiClient,
+    processes: list[ManagerProcess],
+    lease: tuple[str, str],
+    suffix: str,
+    log_dir: Path,
+    controllers: tuple[str, ...] = ("deployment-controller", "replicaset-controller"),
+) -> None:
+    """Three ``kcontrol-manager --shards=SHARDS`` processes (``a-``, ``b-``, ``c-<suffix>``)
+    electing on the Lease ``lease`` (namespace, name), appended to ``processes``; returns once
+    each holds one shard (fails at once if one exits)."""
+    lease_namespace, lease_name = lease
+    for letter in "abc":
+        processes.append(
+            ManagerProcess(
+                cluster,
+                lease_namespace,
+                lease_name,
+                f"{letter}-{suffix}",
+                log_dir,
+                extra_args=[f"--shards={SHARDS}"],
+                controllers=controllers,
+            )
+        )
+    identities = {p.identity for p in processes}
+
+    async def one_each() -> bool:
+        for process in processes:
+            if not process.running():
+                raise AssertionError(f"{process.identity} exited\n{logs_of(processes)}")
+        return set((await holders(client, lease_namespace, lease_name)).values()) == identities
+
+    await poll(one_each, within=WITHIN, message=lambda: f"no 1:1:1 split\n{logs_of(processes)}")
+
+
 async def holders(client: ApiClient, namespace: str, lease: str) -> dict[int, str]:
     found = {}
     for index in range(SHARDS):
@@ -191,35 +241,13 @@ async def test_three_sharded_replicas_split_roll_out_and_survive_a_kill_and_a_st
 ) -> None:
     suffix = uuid.uuid4().hex[:6]
     lease = f"kcontrol-sharded-{suffix}"
-    lease_namespace = f"leases-{suffix}"
-    names = spread_names(suffix)
-    for name in (lease_namespace, *names):
-        await client.create(NAMESPACES, {"metadata": {"name": name}})
-    for name in names:
-        await cluster.wait_for_service_account(name)
+    lease_namespace, names = await spread_namespaces(cluster, client, suffix)
     deployments = [(ns, f"web-{i}") for ns in names for i in range(PER_NAMESPACE)]
 
     with manager_processes() as processes:
-        for letter in "abc":
-            processes.append(
-                ManagerProcess(
-                    cluster,
-                    lease_namespace,
-                    lease,
-                    f"{letter}-{suffix}",
-                    tmp_path,
-                    extra_args=[f"--shards={SHARDS}"],
-                )
-            )
-        identities = {p.identity for p in processes}
-
-        async def one_each() -> bool:
-            for process in processes:
-                if not process.running():
-                    raise AssertionError(f"{process.identity} exited\n{logs_of(processes)}")
-            return set((await holders(client, lease_namespace, lease)).values()) == identities
-
-        await poll(one_each, within=WITHIN, message=lambda: f"no 1:1:1 split\n{logs_of(processes)}")
+        await start_one_per_shard(
+            cluster, client, processes, (lease_namespace, lease), suffix, tmp_path
+        )
 
         for ns, name in deployments:
             await client.create(DEPLOYMENTS, deployment(name, REPLICAS), namespace=ns)
