@@ -140,3 +140,24 @@ def test_sync_timings() -> None:
 def test_target_shows_a_third_decimal_when_rounding_hides_a_miss() -> None:
     runs = [run("kcm", 0, 20.0, 200), run("kcontrol", 0, 21.02, 200)]  # 1.051x
     assert "| 10x4x2 | 20:30 | 1.051 (missed) | 1.00 (met) |" in report(runs)
+
+
+def test_two_pod_timings_are_cells_of_their_own_with_whole_run_cpu() -> None:
+    instant = [
+        dataclasses.replace(r, ready_delay=0.0, wall=r.wall / 2, total_cpu=r.cpu + 1.0)
+        for r in RUNS
+    ]
+    text = report(RUNS + instant)
+    rows = [line for line in text.splitlines() if line.startswith("| 10x4x2 | 20:30 | ")]
+    assert any(line.startswith("| 10x4x2 | 20:30 | 1 s | 3+2 | 20.0 | 22.0 |") for line in rows)
+    assert any(line.startswith("| 10x4x2 | 20:30 | at once | 3+2 | 10.0 | 11.0 |") for line in rows)
+    # Whole-run CPU: recorded (run CPU + 1 s here) where measured; start + run, marked, where not.
+    assert "| 3.00 | 3.20 | 1.07 " in text
+    assert "| 2.50* | 2.70* | 1.08 " in text
+    points = results_points(RUNS + instant)
+    delays = {(p["implementation"], p["pod_ready_delay_seconds"]) for p in points}
+    assert delays == {("KCM", 1.0), ("kcontrol", 1.0), ("KCM", 0.0), ("kcontrol", 0.0)}
+
+
+def test_one_timing_keeps_the_tables_as_they_were() -> None:
+    assert "pods Ready" not in report(RUNS).split("## ")[1]
