@@ -1,0 +1,3 @@
+module kcontrol.bench/webhooks/floor
+
+go 1.26
