@@ -202,13 +202,19 @@ async def test_unschedulable_or_not_ready_node_still_gets_a_pod(node: dict[str, 
     assert fx.created_nodes() == ["cordoned"]
 
 
-async def test_misscheduled_pod_is_deleted() -> None:
+def misscheduled() -> Fixture:
+    """A DaemonSet for blue nodes with a pod on a red node and one on a blue node."""
     fx = Fixture()
     fx.add_node(new_node("red", {"color": "red"}))
     fx.add_node(new_node("blue", {"color": "blue"}))
     fx.add_ds(new_daemon_set(nodeSelector={"color": "blue"}))
     owned_pod(fx, "on-red", "red")
     owned_pod(fx, "on-blue", "blue")
+    return fx
+
+
+async def test_misscheduled_pod_is_deleted() -> None:
+    fx = misscheduled()
     await fx.sync()
     assert fx.deleted_pods() == ["on-red"]
     assert fx.created_pods() == []
@@ -219,12 +225,7 @@ async def test_status_counts_the_pods_as_the_cache_has_them_after_the_writes() -
     # The deleted pod's event arrives while the sync awaits its DELETE: the status written
     # at the end of that sync no longer counts it (upstream reads the pods again), rather
     # than leaving the change to a status write of the next sync.
-    fx = Fixture()
-    fx.add_node(new_node("red", {"color": "red"}))
-    fx.add_node(new_node("blue", {"color": "blue"}))
-    fx.add_ds(new_daemon_set(nodeSelector={"color": "blue"}))
-    owned_pod(fx, "on-red", "red")
-    owned_pod(fx, "on-blue", "blue")
+    fx = misscheduled()
 
     def watch_event_arrives(action: Action) -> None:
         cached = fx.pod_informer.indexer.get_by_key(f"default/{action.name}")
