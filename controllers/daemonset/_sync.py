@@ -39,7 +39,7 @@ from kcontrol.informers import Indexer, Lister, split_meta_namespace_key
 from kcontrol.labels import Selector, selector_from_label_selector
 from kcontrol.logging import get_logger
 
-from ..podutil import filter_pods_by_owner, is_pod_terminal
+from ..podutil import filter_pods_by_owner, is_controlled_by, is_pod_terminal
 from ._history import DAEMON_SET_API_VERSION, DAEMON_SET_KIND, DaemonSetHistory
 from ._manage import DaemonPodsManager
 from ._metrics import DaemonSetMetrics
@@ -231,17 +231,13 @@ class DaemonSetSyncer:
         """The cached pods ``ds`` controls, and those of ``claimed`` the cache still shows
         without a controller (adopted by this sync)."""
         adopted = {_meta(p).get("uid") for p in claimed}
-        uid = _meta(ds).get("uid")
-        current = []
-        for pod in filter_pods_by_owner(
-            self._pod_indexer, ds, DAEMON_SET_KIND, include_orphans=True
-        ):
-            refs = _meta(pod).get("ownerReferences") or ()
-            if any(r.get("controller") and r.get("uid") == uid for r in refs) or (
-                _meta(pod).get("uid") in adopted
-            ):
-                current.append(pod)
-        return current
+        return [
+            pod
+            for pod in filter_pods_by_owner(
+                self._pod_indexer, ds, DAEMON_SET_KIND, include_orphans=True
+            )
+            if is_controlled_by(pod, ds) or _meta(pod).get("uid") in adopted
+        ]
 
     async def _write_status(
         self,

@@ -21,7 +21,13 @@ attempt-to-delete and attempt-to-orphan decisions), ``_operations`` (the API cal
 
 from typing import TYPE_CHECKING
 
-from ._factory import CONCURRENT_GC_SYNCS, ENABLE_GARBAGE_COLLECTOR, SPEC, new_controller
+from ._factory import (
+    CONCURRENT_GC_SYNCS,
+    ENABLE_GARBAGE_COLLECTOR,
+    SPEC,
+    deletable_resources,
+    new_controller,
+)
 from ._names import (
     ATTEMPT_TO_DELETE_QUEUE,
     ATTEMPT_TO_ORPHAN_QUEUE,
@@ -49,5 +55,6 @@ __all__ = [
     "NAME",
     "SPEC",
     "GarbageCollectorController",
+    "deletable_resources",
     "new_controller",
 ]

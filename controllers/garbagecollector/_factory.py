@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import partial
 from typing import TYPE_CHECKING
 
 from kcontrol.manager import ControllerContext, ControllerFlag, ControllerSpec
@@ -11,10 +12,17 @@ from ._names import DEFAULT_CONCURRENT_GC_SYNCS, EVENT_COMPONENT, NAME
 
 if TYPE_CHECKING:
     from kcontrol.client import Resource
+    from kcontrol.discovery import DiscoveryClient
 
     from ._controller import GarbageCollectorController
 
-__all__ = ["CONCURRENT_GC_SYNCS", "ENABLE_GARBAGE_COLLECTOR", "SPEC", "new_controller"]
+__all__ = [
+    "CONCURRENT_GC_SYNCS",
+    "ENABLE_GARBAGE_COLLECTOR",
+    "SPEC",
+    "deletable_resources",
+    "new_controller",
+]
 
 CONCURRENT_GC_SYNCS = ControllerFlag(
     "concurrent-gc-syncs",
@@ -48,21 +56,23 @@ def new_controller(ctx: ControllerContext) -> GarbageCollectorController | None:
     from ._controller import GarbageCollectorController  # noqa: PLC0415
 
     discovery = DiscoveryClient(ctx.client)  # type: ignore[arg-type]
-
-    async def discover() -> list[Resource]:
-        found = await discovery.server_groups_and_resources()
-        # One version of each resource, as upstream's GetDeletableResources: a monitor per
-        # version would list and graph every object of a multi-version resource twice.
-        return found.supporting("delete", "list", "watch", preferred=True)
-
     return GarbageCollectorController(
         client=ctx.client,
         mapper=DynamicRESTMapper(discovery),
-        discover=discover,
+        discover=partial(deletable_resources, discovery),
         recorder=ctx.new_recorder(EVENT_COMPONENT),
         workers=ctx.flag(CONCURRENT_GC_SYNCS.name),
         registry=ctx.registry,
     )
+
+
+async def deletable_resources(discovery: DiscoveryClient) -> list[Resource]:
+    """The resources the collector monitors, from a fresh discovery read: those serving
+    ``delete``, ``list`` and ``watch``, each once in its preferred version, as upstream's
+    ``GetDeletableResources`` (a monitor per version would list and graph every object of a
+    multi-version resource twice)."""
+    found = await discovery.server_groups_and_resources()
+    return found.supporting("delete", "list", "watch", preferred=True)
 
 
 SPEC = ControllerSpec(

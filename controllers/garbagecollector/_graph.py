@@ -58,8 +58,7 @@ class OwnerRef(Mapping[str, Any]):
     _values: tuple[Any, ...]
 
     def __getitem__(self, key: str) -> Any:
-        index = _INDEX.get(key)
-        value = None if index is None else self._values[index]
+        value = self.get(key)
         if value is None:
             raise KeyError(key)
         return value

@@ -137,7 +137,11 @@ def has_finalizer(obj: Mapping[str, Any] | None, finalizer: str) -> bool:
 
 
 def owner_references(obj: Mapping[str, Any]) -> Sequence[OwnerReference]:
-    refs = _metadata(obj).get("ownerReferences")
+    return _owner_references(_metadata(obj))
+
+
+def _owner_references(metadata: Mapping[str, Any]) -> Sequence[OwnerReference]:
+    refs = metadata.get("ownerReferences")
     return refs if isinstance(refs, list | tuple) else ()
 
 
@@ -243,11 +247,10 @@ class GraphBuilder:
             existing = self._observe(existing, identity)
         if event.type is not EventType.DELETE:
             if existing is None:
-                refs = metadata.get("ownerReferences")
                 deleted = bool(metadata.get("deletionTimestamp"))
                 node = Node(
                     identity,
-                    refs if isinstance(refs, tuple | list) else (),
+                    _owner_references(metadata),
                     being_deleted=deleted,
                     deleting_dependents=deleted
                     and has_finalizer(event.obj, FINALIZER_DELETE_DEPENDENTS),

@@ -11,6 +11,7 @@ import asyncio
 import contextlib
 import uuid
 from collections.abc import AsyncIterator
+from functools import partial
 from typing import Any
 
 import pytest
@@ -30,7 +31,11 @@ from kcontrol.errors import KcontrolError, NotFound
 from kcontrol.informers import SharedInformerFactory
 from kcontrol.manager import ControllerContext, ManagerOptions
 from kcontrol.testing.fake import FakeRecorder
-from kcontrol_controllers.garbagecollector import GarbageCollectorController, new_controller
+from kcontrol_controllers.garbagecollector import (
+    GarbageCollectorController,
+    deletable_resources,
+    new_controller,
+)
 from tests.integration.helpers import new_client, poll
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
@@ -47,16 +52,11 @@ class Running:
 @contextlib.asynccontextmanager
 async def collector(client: ApiClient, resync_period: float = 30.0) -> AsyncIterator[Running]:
     discovery = DiscoveryClient(client)
-
-    async def discover() -> list[Resource]:
-        found = await discovery.server_groups_and_resources()
-        return found.supporting("delete", "list", "watch", preferred=True)
-
     recorder = FakeRecorder(include_object=True)
     gc = GarbageCollectorController(
         client=client,
         mapper=DynamicRESTMapper(discovery, min_refresh_interval=0.5),
-        discover=discover,
+        discover=partial(deletable_resources, discovery),
         recorder=recorder,
         workers=5,
         resync_period=resync_period,
