@@ -148,6 +148,8 @@ SETTLE_SECONDS = 2.0
 QUIET_SECONDS = 2.0
 QUIET_TIMEOUT = 300.0
 PHASES = ("create", "update")
+QUEUES = ("deployment", "replicaset")
+"""The workqueues of the controllers under test: the same names in both managers."""
 WRITE_VERBS = {"POST", "PUT", "PATCH", "DELETE", "APPLY", "DELETECOLLECTION"}
 AUDIT_POLICY = """\
 apiVersion: audit.k8s.io/v1
@@ -541,6 +543,9 @@ class Run:
     requests: dict[str, int] = field(default_factory=dict)  # its own client's, by method
     events_dropped: int = -1  # kcontrol_events_dropped_total (kcontrol only)
     events_dropped_by_reason: dict[str, int] = field(default_factory=dict)
+    # Per workqueue (QUEUES), over the process's life: see controller_timings.
+    queues: dict[str, dict[str, float]] = field(default_factory=dict)
+    process_cpu: float = -1.0  # its process_cpu_seconds_total when scraped (whole life)
     note: str = ""
 
 
@@ -571,6 +576,45 @@ def controller_requests(text: str) -> tuple[Counter[str], Counter[str]]:
         else:
             requests[dict(_LABEL.findall(labels)).get("method", "?")] += int(float(value))
     return requests, dropped
+
+
+def controller_timings(text: str, queue: str) -> dict[str, float]:
+    """From a controller's ``/metrics`` text: how many keys its ``queue`` handed to workers
+    and how long they took (``work_count``, ``work_sum``: ``workqueue_work_duration_seconds``),
+    how long they waited (``queue_wait_*``), sums in seconds; and syncs put off because the
+    informers had not seen the controller's own writes yet (``stale_skips``, where the
+    manager exports a ``*_stale_sync_skips_total``); over the process's life."""
+    histograms = {
+        "workqueue_queue_duration_seconds": "queue_wait",
+        "workqueue_work_duration_seconds": "work",
+    }
+    timings: dict[str, float] = {}
+    for line in text.splitlines():
+        if line.startswith("#") or not line.strip():
+            continue
+        series, _, value = line.rpartition(" ")
+        name, _, labels = series.partition("{")
+        if name.endswith("_stale_sync_skips_total"):
+            timings["stale_skips"] = timings.get("stale_skips", 0.0) + float(value)
+            continue
+        for suffix in ("_count", "_sum"):
+            base = name.removesuffix(suffix)
+            if base == name or base not in histograms:
+                continue
+            if dict(_LABEL.findall(labels)).get("name") != queue:
+                continue
+            key = f"{histograms[base]}{suffix}"
+            timings[key] = timings.get(key, 0.0) + float(value)
+    return timings
+
+
+def process_cpu_seconds(text: str) -> float | None:
+    """The process's own ``process_cpu_seconds_total`` in a ``/metrics`` text (both managers
+    export it), or None."""
+    for line in text.splitlines():
+        if line.startswith("process_cpu_seconds_total "):
+            return float(line.rpartition(" ")[2])
+    return None
 
 
 class Bench:
@@ -766,6 +810,9 @@ class Bench:
         text = await scrape_controller(controller, self.cluster.token())
         requests, dropped = controller_requests(text)
         result.requests = dict(requests)
+        result.queues = {queue: controller_timings(text, queue) for queue in QUEUES}
+        cpu = process_cpu_seconds(text)
+        result.process_cpu = -1.0 if cpu is None else cpu
         if controller.impl == KCONTROL:
             result.events_dropped = sum(dropped.values())
             result.events_dropped_by_reason = dict(dropped)
@@ -980,11 +1027,54 @@ def raw_table(results: list[Run]) -> str:
             if reasons:
                 dropped += f" ({reasons})"
             out.append(f"| {r.size} | {r.limit} | {r.impl} | {r.index} | {methods} | {dropped} |")
+    out += syncs_table(results)
     notes = [f"{r.size} {r.limit} {r.impl} {r.index}: {r.note}" for r in results if r.note]
     if notes:
         out.append("")
         out.append("Notes: " + "; ".join(notes))
     return "\n".join(out)
+
+
+def syncs_table(results: list[Run]) -> list[str]:
+    """Per run: the keys each controller's queue handed to its workers (its syncs), how
+    long they waited in the queue and were worked on, and the process's CPU-seconds per
+    sync - all over the process's life, from its own metrics scraped at the end; runs
+    stored before these were recorded are left out."""
+    rows = [r for r in results if r.queues and r.process_cpu >= 0]
+    if not rows:
+        return []
+    names = " / ".join(QUEUES)
+    out = [
+        "",
+        f"Syncs ({names}: keys handed to workers, `workqueue_work_duration_seconds_count`), "
+        "their mean wait in the queue and mean work (wall ms), the syncs put off because "
+        "the cache had not seen the controller's own write (`*_stale_sync_skips_total`), "
+        "and the process's `process_cpu_seconds_total` per sync - each over the process's "
+        "life, scraped at its end:",
+        "",
+        f"| N x R | limit | side | run | syncs {names} | queue wait ms | work ms "
+        "| stale skips | process CPU s | CPU ms per sync |",
+        "|---|---|---|--:|--:|--:|--:|--:|--:|--:|",
+    ]
+    for r in rows:
+        counts = [r.queues[q].get("work_count", 0.0) for q in QUEUES]
+        waits = [_mean_ms(r.queues[q], "queue_wait") for q in QUEUES]
+        works = [_mean_ms(r.queues[q], "work") for q in QUEUES]
+        skips = r.queues[QUEUES[0]].get("stale_skips")
+        syncs = sum(counts)
+        per_sync = f"{1000 * r.process_cpu / syncs:.3f}" if syncs else "-"
+        out.append(
+            f"| {r.size} | {r.limit} | {r.impl} | {r.index} "
+            f"| {' / '.join(f'{c:.0f}' for c in counts)} "
+            f"| {' / '.join(waits)} | {' / '.join(works)} "
+            f"| {'-' if skips is None else f'{skips:.0f}'} | {r.process_cpu:.2f} | {per_sync} |"
+        )
+    return out
+
+
+def _mean_ms(timings: dict[str, float], histogram: str) -> str:
+    count = timings.get(f"{histogram}_count", 0.0)
+    return f"{1000 * timings.get(f'{histogram}_sum', 0.0) / count:.1f}" if count else "-"
 
 
 IMPL_NAMES = {KCM: "KCM", KCONTROL: "kcontrol"}

@@ -62,10 +62,10 @@ from bench.rollout import (
     ControllerProcess,
     Limit,
     controller_env,
+    controller_timings,
     read_audit,
     scrape_writes,
 )
-from bench.sets._run import controller_timings
 from kcontrol.client import CONFIGMAPS, NAMESPACES, SECRETS, ApiClient, ListOptions, load_config
 from kcontrol.client import Resource as ApiResource
 from kcontrol.envtest.cluster import KUBE_SCHEDULER, KWOK, Cluster

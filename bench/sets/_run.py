@@ -26,11 +26,11 @@ from bench._process import proc_cpu
 from bench.jobs._audit import KCM, KCONTROL, WriterTail, writes_between
 from bench.jobs._run import ControllerBench, side_order
 from bench.rollout import (
-    _LABEL,
     AUDIT_POLICY,
     ControllerProcess,
     Limit,
     Phase,
+    controller_timings,
     read_audit,
     scrape_writes,
 )
@@ -131,36 +131,6 @@ class Run:
         for p in self.phases.values():
             total.update(p.errors)
         return total
-
-
-def controller_timings(text: str, queue: str) -> dict[str, float]:
-    """From a controller's ``/metrics`` text: how many keys its ``queue`` handed to workers
-    and how long they took (``work_count``, ``work_sum``: ``workqueue_work_duration_seconds``),
-    how long they waited (``queue_wait_*``), sums in seconds; and syncs put off because the
-    informers had not seen the controller's own writes yet (``stale_skips``, where the
-    manager exports a ``*_stale_sync_skips_total``); over the process's life."""
-    histograms = {
-        "workqueue_queue_duration_seconds": "queue_wait",
-        "workqueue_work_duration_seconds": "work",
-    }
-    timings: dict[str, float] = {}
-    for line in text.splitlines():
-        if line.startswith("#") or not line.strip():
-            continue
-        series, _, value = line.rpartition(" ")
-        name, _, labels = series.partition("{")
-        if name.endswith("_stale_sync_skips_total"):
-            timings["stale_skips"] = timings.get("stale_skips", 0.0) + float(value)
-            continue
-        for suffix in ("_count", "_sum"):
-            base = name.removesuffix(suffix)
-            if base == name or base not in histograms:
-                continue
-            if dict(_LABEL.findall(labels)).get("name") != queue:
-                continue
-            key = f"{histograms[base]}{suffix}"
-            timings[key] = timings.get(key, 0.0) + float(value)
-    return timings
 
 
 def controller_argv(argv: list[str], kind: str) -> list[str]:
