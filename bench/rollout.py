@@ -97,6 +97,8 @@ in ``DIR/<run>.txt`` (``python -m bench.profile`` summarises them; KCM is never 
 ``--json`` writes the medians and every run in ``bench/_results.py``'s format, for
 ``bench/report.py``'s plots. ``--kcm-gomaxprocs 1`` runs KCM on one core, as kcontrol's
 controllers run on one event loop: a diagnosis of a time gap, not a figure to quote.
+``--concurrent-syncs N`` gives both managers N workers per controller instead of their 5: a
+diagnosis of how many events fold into one sync (the syncs table), not a figure to quote.
 """
 
 from __future__ import annotations
@@ -120,6 +122,7 @@ import sys
 import tempfile
 import time
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -394,6 +397,14 @@ def is_complete(d: dict[str, Any], generation: int) -> bool:
 # --------------------------------------------------------------------------- controllers
 
 
+def concurrent_syncs_flags(workers: int) -> list[str]:
+    """``--concurrent-syncs``: both controllers' workers on both sides (0: the managers'
+    default, 5)."""
+    if not workers:
+        return []
+    return [f"--concurrent-deployment-syncs={workers}", f"--concurrent-replicaset-syncs={workers}"]
+
+
 def controller_env(impl: str, kcm_gomaxprocs: int) -> dict[str, str] | None:
     """The environment of a controller process: this one's, with ``GOMAXPROCS`` set for
     kube-controller-manager when ``kcm_gomaxprocs`` is not 0 (``--kcm-gomaxprocs``)."""
@@ -405,7 +416,16 @@ def controller_env(impl: str, kcm_gomaxprocs: int) -> dict[str, str] | None:
 class ControllerProcess:
     """The controller manager under test, as its own process with its log in ``directory``."""
 
-    def __init__(self, impl: str, cluster: Cluster, limit: Limit, directory: Path, tag: str):
+    def __init__(
+        self,
+        impl: str,
+        cluster: Cluster,
+        limit: Limit,
+        directory: Path,
+        tag: str,
+        extra: Sequence[str] = (),
+    ):
+        """``extra``: flags both managers take alike, appended to either command line."""
         self.impl = impl
         self.port = free_port()
         self.log = directory / f"{tag}.log"
@@ -422,6 +442,7 @@ class ControllerProcess:
                 f"--cert-dir={directory / (tag + '-certs')}",
                 f"--controllers={CONTROLLERS}",
                 *limit.kcm_flags(),
+                *extra,
             ]
             self.health_url = f"https://127.0.0.1:{self.port}/healthz"
             self.metrics_url = f"https://127.0.0.1:{self.port}/metrics"
@@ -435,6 +456,7 @@ class ControllerProcess:
                 "--bind-address=127.0.0.1",
                 "--secure-port=0",  # no HTTPS port (its default, 10263, may be taken)
                 f"--metrics-port={self.port}",
+                *extra,
             ]
             self.health_url = f"http://127.0.0.1:{self.port}/readyz"
             self.metrics_url = f"http://127.0.0.1:{self.port}/metrics"
@@ -649,7 +671,14 @@ class Bench:
         ):
             await client.create(NAMESPACES, {"metadata": {"name": namespace}})
             await self.cluster.wait_for_service_account(namespace)
-            controller = ControllerProcess(impl, self.cluster, limit, self.directory, tag)
+            controller = ControllerProcess(
+                impl,
+                self.cluster,
+                limit,
+                self.directory,
+                tag,
+                concurrent_syncs_flags(self.args.concurrent_syncs),
+            )
             if self.args.profile:
                 controller.profile = Path(self.args.profile) / f"{tag}.txt"
             controller.env = controller_env(impl, self.args.kcm_gomaxprocs)
@@ -1192,6 +1221,14 @@ def main() -> None:
         help="run kube-controller-manager with GOMAXPROCS set to this (0: Go's default, every "
         "core); 1 shows how much of a difference in time is KCM's second core (kcontrol's "
         "controllers share one event loop) - a diagnosis, not how KCM runs",
+    )
+    parser.add_argument(
+        "--concurrent-syncs",
+        type=int,
+        default=0,
+        help="both managers' --concurrent-deployment-syncs and --concurrent-replicaset-syncs "
+        "(0: their default, 5); fewer workers leave keys longer in the queue, where more "
+        "events fold into one sync - a diagnosis, not how either manager runs",
     )
     args = parser.parse_args()
     started = datetime.datetime.now(datetime.UTC)

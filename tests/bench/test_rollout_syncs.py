@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
-from bench.rollout import QUEUES, Run, controller_timings, process_cpu_seconds, syncs_table
+from bench.rollout import (
+    QUEUES,
+    Run,
+    concurrent_syncs_flags,
+    controller_timings,
+    process_cpu_seconds,
+    syncs_table,
+)
 
 METRICS = """\
 # HELP process_cpu_seconds_total Total user and system CPU time spent in seconds.
@@ -45,3 +52,11 @@ def test_syncs_table_row() -> None:
 
 def test_syncs_table_leaves_out_runs_stored_before_it() -> None:
     assert syncs_table([_run()]) == []
+
+
+def test_concurrent_syncs_flags() -> None:
+    assert concurrent_syncs_flags(0) == []  # the managers' own default, on both sides
+    assert concurrent_syncs_flags(1) == [
+        "--concurrent-deployment-syncs=1",
+        "--concurrent-replicaset-syncs=1",
+    ]
