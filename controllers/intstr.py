@@ -38,6 +38,8 @@ def parse_decimal(text: str, *, bits: int, signed: bool) -> int:
     errors do. The digits are measured before they are converted, so a value of any length
     is an error like any other (Python refuses to convert more than 4,300 digits).
     """
+    if bits >= 32 and len(text) < 10 and text.isascii() and text.isdigit():
+        return int(text)  # the common case (a percentage's digits): in range of 32 bits
     body = text[1:] if signed and text[:1] in ("+", "-") else text
     if not body or not all("0" <= char <= "9" for char in body):
         raise DecimalError(f'parsing "{text}": invalid syntax')

@@ -55,7 +55,7 @@ __all__ = [
 
 def _normalized(value: Any) -> Any:
     """``value`` with every null, empty map and empty list dropped from maps (recursively)."""
-    if isinstance(value, Mapping):
+    if type(value) is dict or isinstance(value, Mapping):  # dict first: the ABC check is dear
         result = {}
         for key, item in value.items():
             normalized = _normalized(item)
@@ -123,7 +123,7 @@ def find_new_replica_set(
     makes the choice deterministic."""
     # equal_ignore_hash, with the Deployment's side normalized once for every candidate and
     # each ReplicaSet's remembered from earlier syncs (one sync asks up to four times).
-    wanted = _normalized(_without_hash_label(template_of(deployment)))
+    wanted = _wanted_template(template_of(deployment))
     for rs in sorted_by_creation(replica_sets):
         if _comparable_template(rs) == wanted:
             return rs
@@ -151,6 +151,26 @@ def _comparable_template(replica_set: Mapping[str, Any]) -> Any:
             del _template_memo[next(iter(_template_memo))]  # the oldest entry
         _template_memo[key] = comparable
     return comparable
+
+
+_WANTED_MEMO_SIZE = 64
+_wanted_memo: dict[int, tuple[Mapping[str, Any], Any]] = {}
+
+
+def _wanted_template(template: Mapping[str, Any]) -> Any:
+    """The Deployment's pod template as :func:`equal_ignore_hash` compares it, remembered by
+    the identity of the template object: a sync reads it up to six times from its own copy
+    of the Deployment. The memo holds the template itself, so its id cannot be reused while
+    remembered; a template is never changed in place (a rollback puts in a new one)."""
+    key = id(template)
+    remembered = _wanted_memo.get(key)
+    if remembered is not None and remembered[0] is template:
+        return remembered[1]
+    wanted = _normalized(_without_hash_label(template))
+    if len(_wanted_memo) >= _WANTED_MEMO_SIZE:
+        del _wanted_memo[next(iter(_wanted_memo))]  # the oldest entry
+    _wanted_memo[key] = (template, wanted)
+    return wanted
 
 
 def find_old_replica_sets(

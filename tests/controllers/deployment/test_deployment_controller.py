@@ -370,6 +370,34 @@ async def test_sync_never_mutates_the_cache() -> None:
     assert f.summary()  # it did act
 
 
+@pytest.mark.parametrize("new_rs_annotated", [False, True], ids=["patched", "up-to-date"])
+async def test_sync_with_an_existing_new_replica_set_never_mutates_the_cache(
+    new_rs_annotated: bool,
+) -> None:
+    # The new ReplicaSet a sync finds is copied only as far as its annotations (the rest is
+    # shared with the cache): mid-rollout syncs - annotations patched or not, old scaled
+    # down, new scaled up, status written - leave every cached object as it was.
+    f = Fixture()
+    d = new_deployment("foo", 3, max_surge=1, max_unavailable=1, progress_deadline_seconds=600)
+    d["metadata"]["annotations"] = {"deployment.kubernetes.io/revision": "2"}
+    old = new_replica_set(d, "old", 3, revision=1, available=3)
+    old["spec"]["template"]["spec"]["containers"][0]["image"] = "foo/old"
+    new = new_replica_set(d, "new", 1, revision=2 if new_rs_annotated else 1, available=1)
+    new["metadata"]["annotations"].update(
+        {
+            "deployment.kubernetes.io/desired-replicas": "3" if new_rs_annotated else "2",
+            "deployment.kubernetes.io/max-replicas": "4",
+        }
+    )
+    f.seed(d, old, new)
+    cached = f.informers.lister(DEPLOYMENTS).list() + f.informers.lister(REPLICASETS).list()
+    before = copy.deepcopy(cached)
+    for _ in range(3):
+        await f.sync(d)
+    assert cached == before
+    assert f.writes()  # it did act
+
+
 # -- claiming ----------------------------------------------------------------------------------
 
 
