@@ -53,10 +53,10 @@ from ._names import (
 from ._placement import DaemonPlacement, Placement, node_should_run_daemon_pod
 from ._pods import (
     create_pod_template,
-    creation_order_key,
     failed_pods_backoff_key,
     get_template_generation,
     get_unscheduled_pods_without_node,
+    oldest_first,
     replace_daemon_set_pod_node_name_node_affinity,
 )
 from ._rolling import allows_surge
@@ -158,7 +158,7 @@ class DaemonPodsManager:
         elif placement.should_continue_running:
             running = self._prune_finished(ds, node_name, daemon_pods or (), to_delete)
             if not allows_surge(ds):
-                for pod in sorted(running, key=creation_order_key)[1:]:
+                for pod in oldest_first(running)[1:]:
                     to_delete.append(_name(pod))
             elif not running:
                 if placement.should_run:
@@ -221,7 +221,7 @@ class DaemonPodsManager:
         to_delete: list[str] = []
         oldest_new: Object | None = None
         oldest_old: Object | None = None
-        for pod in sorted(running, key=creation_order_key):
+        for pod in oldest_first(running):
             if (_meta(pod).get("labels") or {}).get(UNIQUE_LABEL_KEY) == hash_:
                 if oldest_new is None:
                     oldest_new = pod

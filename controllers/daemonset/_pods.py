@@ -59,6 +59,7 @@ __all__ = [
     "get_unscheduled_pods_without_node",
     "is_pod_updated",
     "new_pod",
+    "oldest_first",
     "replace_daemon_set_pod_node_name_node_affinity",
     "split_by_available_pods",
 ]
@@ -259,6 +260,14 @@ def creation_order_key(pod: Mapping[str, Any]) -> tuple[bool, datetime, str]:
     unscheduled = not (pod.get("spec") or {}).get("nodeName")
     created = parse_time(_meta(pod).get("creationTimestamp")) or ZERO_TIME
     return unscheduled, created, str(_meta(pod).get("name", ""))
+
+
+def oldest_first(pods: Sequence[Object]) -> list[Object]:
+    """``pods`` in :func:`creation_order_key` order; one pod (a node's usual count) is its
+    own order, without parsing its creation time."""
+    if len(pods) < 2:
+        return list(pods)
+    return sorted(pods, key=creation_order_key)
 
 
 def failed_pods_backoff_key(ds: Mapping[str, Any], node_name: str) -> str:

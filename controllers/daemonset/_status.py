@@ -23,7 +23,7 @@ from kcontrol.logging import get_logger
 from ..podutil import is_pod_available, is_pod_ready
 from ._names import STATUS_UPDATE_RETRIES
 from ._placement import DaemonPlacement
-from ._pods import creation_order_key, get_template_generation, is_pod_updated
+from ._pods import get_template_generation, is_pod_updated, oldest_first
 
 __all__ = ["STATUS_FIELDS", "DaemonSetCounts", "calculate_counts", "store_daemon_set_status"]
 
@@ -73,7 +73,7 @@ def calculate_counts(
         if not pods:
             continue
         current += 1
-        pod = min(pods, key=creation_order_key)
+        pod = oldest_first(pods)[0]
         if is_pod_ready(pod):
             ready += 1
             if is_pod_available(pod, min_ready_seconds, now):
