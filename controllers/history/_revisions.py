@@ -151,8 +151,10 @@ def equal_revision(a: Mapping[str, Any] | None, b: Mapping[str, Any] | None) -> 
     computes from the same spec; if it did not, it would record a new revision and roll
     every pod onto it although nothing changed.
     """
+    if a is b:  # the newest revision found equal to itself: the common case of a sync
+        return True
     if a is None or b is None:
-        return a is b
+        return False
     hash_a, hash_b = _hash_label_value(a), _hash_label_value(b)
     if hash_a is not None and hash_b is not None and hash_a != hash_b:
         return False

@@ -19,6 +19,7 @@ and ``overlappingStatefulSets``.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable, Mapping, MutableMapping
 from typing import Any, Final, TypeVar
@@ -59,7 +60,14 @@ def parent_name_and_ordinal(pod: Mapping[str, Any]) -> tuple[str, int]:
     has the parent ``web`` and the ordinal -1. Leading zeros are read (``web-01`` is 1), but
     such a pod's identity does not match (:func:`identity_matches`).
     """
-    match = _STATEFUL_POD_NAME.search(name(pod))
+    return _parse_pod_name(name(pod))
+
+
+@functools.lru_cache(maxsize=4096)
+def _parse_pod_name(text: str) -> tuple[str, int]:
+    """:func:`parent_name_and_ordinal` of a name; remembered, as a sync asks it of each pod
+    several times (a pure function of the string)."""
+    match = _STATEFUL_POD_NAME.search(text)
     if match is None:
         return "", -1
     ordinal = int(match.group(2))

@@ -119,7 +119,13 @@ def _merge(original: Any, patch: Mapping[str, Any]) -> Any:
         return _DELETED
     if directive != "merge":
         raise RevisionDataError(f"unsupported patch directive {_PATCH_DIRECTIVE}: {directive!r}")
-    result: dict[str, Any] = deep_copy(dict(original)) if isinstance(original, Mapping) else {}
+    # Copy only what the patch leaves alone: what it names is merged or replaced below (a
+    # revision names spec.template, the largest part of a StatefulSet).
+    result: dict[str, Any] = (
+        {k: deep_copy(v) for k, v in original.items() if k not in patch}
+        if isinstance(original, Mapping)
+        else {}
+    )
     for key, value in patch.items():
         if key == _PATCH_DIRECTIVE:
             continue
@@ -128,7 +134,7 @@ def _merge(original: Any, patch: Mapping[str, Any]) -> Any:
         if value is None:
             result.pop(key, None)
         elif isinstance(value, Mapping):
-            merged = _merge(result.get(key), value)
+            merged = _merge(original.get(key) if isinstance(original, Mapping) else None, value)
             if merged is _DELETED:
                 result.pop(key, None)
             else:

@@ -114,6 +114,34 @@ def test_apply_revision_replaces_rather_than_merges() -> None:
     assert restored["spec"]["replicas"] == 1 and restored["spec"]["serviceName"] == "governingsvc"
 
 
+def _containers(value: Any) -> list[Any]:
+    """Every dict and list in ``value``, ``value`` included."""
+    if isinstance(value, dict):
+        return [value, *(c for v in value.values() for c in _containers(v))]
+    if isinstance(value, list):
+        return [value, *(c for v in value for c in _containers(v))]
+    return []
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        pytest.param(None, id="the revision's"),
+        pytest.param({"spec": {"replicas": 4, "extra": {"a": [1]}}}, id="merged"),
+    ],
+)
+def test_apply_revision_shares_nothing(data: Any) -> None:
+    # The result is the caller's to change: no dict or list of it is one of the set's or the
+    # revision's, whichever parts the patch names and whichever it leaves alone.
+    set_ = new_stateful_set(1)
+    set_["metadata"]["annotations"] = {"foo": "bar"}
+    set_["status"] = {"conditions": [{"type": "x"}]}
+    revision = new_revision(set_, 1, 0) if data is None else {"data": data}
+    restored = apply_revision(set_, revision)
+    theirs = {id(c) for c in _containers(set_) + _containers(revision)}
+    assert not [c for c in _containers(restored) if id(c) in theirs]
+
+
 @pytest.mark.parametrize(
     ("data", "expected_spec"),
     [
