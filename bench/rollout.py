@@ -122,7 +122,7 @@ import sys
 import tempfile
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -600,30 +600,38 @@ def controller_requests(text: str) -> tuple[Counter[str], Counter[str]]:
     return requests, dropped
 
 
-def controller_timings(text: str, queue: str) -> dict[str, float]:
+_QUEUE_HISTOGRAMS = {
+    "workqueue_queue_duration_seconds": "queue_wait",
+    "workqueue_work_duration_seconds": "work",
+}
+
+
+def controller_timings(
+    text: str, queue: str, *, extra: Mapping[str, str] | None = None, stale_prefix: str = ""
+) -> dict[str, float]:
     """From a controller's ``/metrics`` text: how many keys its ``queue`` handed to workers
     and how long they took (``work_count``, ``work_sum``: ``workqueue_work_duration_seconds``),
     how long they waited (``queue_wait_*``), sums in seconds; and syncs put off because the
     informers had not seen the controller's own writes yet (``stale_skips``, where the
-    manager exports a ``*_stale_sync_skips_total``); over the process's life."""
-    histograms = {
-        "workqueue_queue_duration_seconds": "queue_wait",
-        "workqueue_work_duration_seconds": "work",
-    }
+    manager exports a ``*_stale_sync_skips_total`` whose name starts with
+    ``stale_prefix``); over the process's life. ``extra`` adds histograms read whatever
+    their labels, by name, each under its own key (``{"<name>": "sync"}``: ``sync_count``,
+    ``sync_sum``)."""
+    histograms = {**_QUEUE_HISTOGRAMS, **(extra or {})}
     timings: dict[str, float] = {}
     for line in text.splitlines():
         if line.startswith("#") or not line.strip():
             continue
         series, _, value = line.rpartition(" ")
         name, _, labels = series.partition("{")
-        if name.endswith("_stale_sync_skips_total"):
+        if name.endswith("_stale_sync_skips_total") and name.startswith(stale_prefix):
             timings["stale_skips"] = timings.get("stale_skips", 0.0) + float(value)
             continue
         for suffix in ("_count", "_sum"):
             base = name.removesuffix(suffix)
             if base == name or base not in histograms:
                 continue
-            if dict(_LABEL.findall(labels)).get("name") != queue:
+            if base in _QUEUE_HISTOGRAMS and dict(_LABEL.findall(labels)).get("name") != queue:
                 continue
             key = f"{histograms[base]}{suffix}"
             timings[key] = timings.get(key, 0.0) + float(value)

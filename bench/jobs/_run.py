@@ -23,7 +23,6 @@ from bench._process import load_average, proc_cpu, proc_status_kb
 from bench.jobs._audit import JOB_CONTROLLER, KCM, KCONTROL, WriterTail, writes_between
 from bench.jobs._workload import Size, finished, job, job_names, node_count, succeeded_failed
 from bench.rollout import (
-    _LABEL,
     AUDIT_POLICY,
     ControllerProcess,
     Limit,
@@ -33,6 +32,7 @@ from bench.rollout import (
     scrape_controller,
     scrape_writes,
 )
+from bench.rollout import controller_timings as queue_timings
 from kcontrol.client import JOBS, NAMESPACES, ApiClient, load_config
 from kcontrol.envtest.cluster import WITHOUT_WORKLOAD_CONTROLLERS, Cluster
 from kcontrol.errors import NotFound
@@ -98,13 +98,9 @@ class Run:
     note: str = ""
 
 
-TIMED_HISTOGRAMS = {
-    "job_controller_job_sync_duration_seconds": "sync",
-    "workqueue_queue_duration_seconds": "queue_wait",
-    "workqueue_work_duration_seconds": "work",
-}
-"""Histograms both managers export under upstream's names (the workqueue ones for the queue
-named ``job``), as keys of :attr:`Run.timings`."""
+JOB_SYNC_HISTOGRAM = {"job_controller_job_sync_duration_seconds": "sync"}
+"""The Job controller's own sync histogram (both managers export it under upstream's name),
+read beside the ``job`` queue's as :attr:`Run.timings`."""
 
 
 def controller_timings(text: str) -> dict[str, float]:
@@ -114,25 +110,8 @@ def controller_timings(text: str) -> dict[str, float]:
     (``work_*``), sums in seconds; and how many syncs were put off because the informers had
     not yet seen the controller's own writes (``stale_skips``:
     ``job_controller_stale_sync_skips_total``, where the manager exports it); over the
-    process's life."""
-    timings: dict[str, float] = {}
-    for line in text.splitlines():
-        if line.startswith("#") or not line.strip():
-            continue
-        series, _, value = line.rpartition(" ")
-        name, _, labels = series.partition("{")
-        if name.endswith("stale_sync_skips_total") and name.startswith("job_controller"):
-            timings["stale_skips"] = timings.get("stale_skips", 0.0) + float(value)
-            continue
-        for suffix in ("_count", "_sum"):
-            base = name.removesuffix(suffix)
-            if base == name or base not in TIMED_HISTOGRAMS:
-                continue
-            if base.startswith("workqueue_") and dict(_LABEL.findall(labels)).get("name") != "job":
-                continue
-            key = f"{TIMED_HISTOGRAMS[base]}{suffix}"
-            timings[key] = timings.get(key, 0.0) + float(value)
-    return timings
+    process's life (bench/rollout's reader, for the ``job`` queue)."""
+    return queue_timings(text, "job", extra=JOB_SYNC_HISTOGRAM, stale_prefix="job_controller_")
 
 
 def side_order(index: int) -> tuple[str, ...]:
