@@ -6,12 +6,11 @@ a ``/metrics`` text, and the verification of what a collector left behind.
 from __future__ import annotations
 
 import math
-from collections import Counter
 from dataclasses import dataclass, field
 
 from bench.gc._workload import Cascade
 from bench.jobs._audit import KCM, KCONTROL
-from bench.rollout import _LABEL
+from bench.rollout import _LABEL, controller_requests
 
 __all__ = [
     "CLIENT_NAME",
@@ -141,15 +140,8 @@ def graph_queue(text: str, queue: str = GRAPH_QUEUE) -> tuple[float, float]:
 
 
 def requests_by_method(text: str) -> dict[str, int]:
-    """The process's ``rest_client_requests_total`` by method."""
-    requests: Counter[str] = Counter()
-    for line in text.splitlines():
-        name, _, rest = line.partition("{")
-        if name != "rest_client_requests_total":
-            continue
-        labels, _, value = rest.rpartition("} ")
-        requests[dict(_LABEL.findall(labels)).get("method", "?")] += int(float(value))
-    return dict(requests)
+    """The process's ``rest_client_requests_total`` by method (bench/rollout's reader)."""
+    return dict(controller_requests(text)[0])
 
 
 def problems(

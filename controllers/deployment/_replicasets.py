@@ -15,7 +15,7 @@ missing map or list equals an empty one (and a JSON ``null`` equals a missing fi
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 from kcontrol.client import Object, deep_copy
 from kcontrol.labels import SelectorError, selector_from_label_selector
@@ -130,6 +130,9 @@ def find_new_replica_set(
     return None
 
 
+_K = TypeVar("_K")
+_V = TypeVar("_V")
+
 _TEMPLATE_MEMO_SIZE = 8192
 _template_memo: dict[tuple[str, str], Any] = {}
 
@@ -147,9 +150,7 @@ def _comparable_template(replica_set: Mapping[str, Any]) -> Any:
     comparable = _template_memo.get(key)
     if comparable is None:
         comparable = _normalized(_without_hash_label(template_of(replica_set)))
-        if len(_template_memo) >= _TEMPLATE_MEMO_SIZE:
-            del _template_memo[next(iter(_template_memo))]  # the oldest entry
-        _template_memo[key] = comparable
+        _remember(_template_memo, _TEMPLATE_MEMO_SIZE, key, comparable)
     return comparable
 
 
@@ -167,10 +168,15 @@ def _wanted_template(template: Mapping[str, Any]) -> Any:
     if remembered is not None and remembered[0] is template:
         return remembered[1]
     wanted = _normalized(_without_hash_label(template))
-    if len(_wanted_memo) >= _WANTED_MEMO_SIZE:
-        del _wanted_memo[next(iter(_wanted_memo))]  # the oldest entry
-    _wanted_memo[key] = (template, wanted)
+    _remember(_wanted_memo, _WANTED_MEMO_SIZE, key, (template, wanted))
     return wanted
+
+
+def _remember(memo: dict[_K, _V], size: int, key: _K, value: _V) -> None:
+    """Store ``value`` in ``memo``, dropping its oldest entry once it holds ``size``."""
+    if len(memo) >= size:
+        del memo[next(iter(memo))]
+    memo[key] = value
 
 
 def find_old_replica_sets(
