@@ -7,6 +7,7 @@ Mirrors ``metav1.LabelSelectorAsSelector``, including its easily-missed distinct
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from typing import Any
 
@@ -36,6 +37,10 @@ def selector_from_label_selector(label_selector: Mapping[str, Any] | None) -> Se
     (``key``, ``operator`` one of In/NotIn/Exists/DoesNotExist, ``values``) becomes one
     requirement, so In/NotIn need values and Exists/DoesNotExist must have none. Raises
     :class:`SelectorError` for an unknown operator, a missing key, or an invalid key or value.
+
+    Selectors are immutable, so equal label selectors share one: the last
+    :data:`MEMO_SIZE` built are remembered by value (controllers convert the same few
+    selectors on every sync, and validating their keys and values is most of the cost).
     """
     if label_selector is None:
         return nothing()
@@ -49,12 +54,31 @@ def selector_from_label_selector(label_selector: Mapping[str, Any] | None) -> Se
         raise SelectorError(f"matchExpressions must be a list, not {expressions!r}")
     if not match_labels and not expressions:
         return everything()
-    requirements = [Requirement(k, Operator.EQUALS, (v,)) for k, v in match_labels.items()]
-    requirements.extend(_expression(e) for e in expressions)
+    key = (tuple(match_labels.items()), tuple(_expression(e) for e in expressions))
+    try:
+        return _selector_of(key)
+    except TypeError:  # an unhashable value: malformed, and Requirement says how
+        return _build(key)
+
+
+MEMO_SIZE = 4096
+"""Distinct label selectors :func:`selector_from_label_selector` remembers."""
+
+_Expression = tuple[str, Operator, tuple[Any, ...]]
+_Key = tuple[tuple[tuple[Any, Any], ...], tuple[_Expression, ...]]
+
+
+def _build(key: _Key) -> Selector:
+    match_labels, expressions = key
+    requirements = [Requirement(k, Operator.EQUALS, (v,)) for k, v in match_labels]
+    requirements.extend(Requirement(k, op, values) for k, op, values in expressions)
     return Selector(requirements)
 
 
-def _expression(expression: object) -> Requirement:
+_selector_of = functools.lru_cache(maxsize=MEMO_SIZE)(_build)
+
+
+def _expression(expression: object) -> _Expression:
     if not isinstance(expression, Mapping):
         raise SelectorError(f"a matchExpressions entry must be a mapping, not {expression!r}")
     key = expression.get("key")
@@ -68,4 +92,4 @@ def _expression(expression: object) -> Requirement:
     values = expression.get("values") or ()
     if isinstance(values, str) or not isinstance(values, list | tuple):
         raise SelectorError(f"values of {key!r} must be a list of strings, not {values!r}")
-    return Requirement(key, operator, tuple(values))
+    return key, operator, tuple(values)

@@ -89,6 +89,8 @@ class Requirement:
     values: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
+        if not isinstance(self.key, str):
+            _fail(f"a requirement's key must be a string, not {self.key!r}")
         operator = _OPERATORS.get(self.operator)
         if operator is None:
             allowed = ", ".join(repr(op.value) for op in Operator)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import pickle
 from collections.abc import Mapping
 from types import MappingProxyType
@@ -216,8 +217,33 @@ def test_nil_label_selector_selects_nothing_and_empty_selects_everything() -> No
         pytest.param({"matchExpressions": "x"}, "must be a list", id="expressions-str"),
         pytest.param({"matchExpressions": ["x"]}, "must be a mapping", id="expression-str"),
         pytest.param("app=web", "must be a mapping", id="string-selector"),
+        # Unhashable values cannot be remembered; they still get the validation's error.
+        pytest.param({"matchLabels": {"a": ["x"]}}, "sequence of strings", id="label-list"),
+        pytest.param(
+            {"matchExpressions": [{"key": "t", "operator": "In", "values": [{"x": 1}]}]},
+            "sequence of strings",
+            id="values-of-mappings",
+        ),
+        pytest.param({"matchLabels": {5: "a"}}, "key must be a string", id="label-key-int"),
     ],
 )
 def test_selector_from_label_selector_errors(label_selector: Any, message: str) -> None:
     with pytest.raises(SelectorError, match=message):
         selector_from_label_selector(label_selector)
+    with pytest.raises(SelectorError, match=message):  # and again: no error is remembered
+        selector_from_label_selector(label_selector)
+
+
+def test_equal_label_selectors_share_one_selector_and_changes_are_seen() -> None:
+    label_selector: dict[str, Any] = {
+        "matchLabels": {"app": "web"},
+        "matchExpressions": [{"key": "tier", "operator": "In", "values": ["a", "b"]}],
+    }
+    first = selector_from_label_selector(label_selector)
+    assert selector_from_label_selector(copy.deepcopy(label_selector)) is first
+    # Remembered by value, never by identity: a mapping changed in place is converted anew.
+    label_selector["matchLabels"]["app"] = "db"
+    label_selector["matchExpressions"][0]["values"].append("c")
+    changed = selector_from_label_selector(label_selector)
+    assert str(changed) == "app=db,tier in (a,b,c)"
+    assert str(first) == "app=web,tier in (a,b)"
