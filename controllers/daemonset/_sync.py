@@ -121,14 +121,15 @@ class DaemonSetSyncer:
         self._clock = clock
 
     async def sync(self, key: str) -> Result | None:
-        """Converge the DaemonSet ``key`` (``namespace/name``); raises to be retried."""
+        """Converge the DaemonSet ``key`` (``namespace/name``); raises to be retried
+        (:class:`~kcontrol.errors.StaleCache`, not an error, while the caches are behind the
+        controller's own writes)."""
         namespace, name = split_meta_namespace_key(key)
         try:
             self._consistency.ensure_ready(key)
         except StaleCache as stale:
             self._metrics.stale_sync_skipped(stale.resource.group, stale.resource.plural)
-            _log.debug("skipping sync of DaemonSet: stale cache", key=key, reason=str(stale))
-            return Result(requeue=True)
+            raise  # the runner retries it (see Controller)
         try:
             ds = self._ds_lister.get(namespace, name)
         except NotFound:

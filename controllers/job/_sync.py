@@ -161,8 +161,8 @@ class JobSyncer:
     async def sync(self, key: str) -> Result | None:
         """Converge the Job ``key`` (``namespace/name``). Raises to have the key retried
         with backoff (a claim or status write failure, then a failure to create or delete
-        pods); returns ``Result(requeue=True)`` while the informers lag behind this
-        controller's own writes."""
+        pods), and with :class:`~kcontrol.errors.StaleCache` (not an error) while the
+        informers lag behind this controller's own writes."""
         namespace, name = split_meta_namespace_key(key)
         if not namespace or not name:
             raise ValueError(f"invalid job key {key!r}: either namespace or name is missing")
@@ -170,8 +170,7 @@ class JobSyncer:
             self._consistency.ensure_ready(key)
         except StaleCache as stale:
             self._metrics.stale_sync_skips.labels(stale.resource.group, stale.resource.plural).inc()
-            _log.debug("skipping sync of Job: stale cache", key=key, reason=str(stale))
-            return Result(requeue=True)
+            raise  # the runner retries it (see Controller)
         try:
             shared = self._job_lister.get(namespace, name)
         except NotFound:

@@ -100,21 +100,18 @@ class ReplicaSetSyncer:
         """Converge the ReplicaSet ``key`` (``namespace/name``).
 
         Raises to have the key retried with backoff: a claim or status write failure, or the
-        failure to create or delete pods (after the status recorded it). Returns
-        ``Result(requeue=True)`` (rate-limited, like upstream's error return, but logged at
-        debug level: it is expected right after every write) while the informers have not
-        seen this controller's own writes yet, and ``Result(requeue_after=s)`` when pods will
-        become available in ``s`` seconds.
+        failure to create or delete pods (after the status recorded it). Raises
+        :class:`~kcontrol.errors.StaleCache` while the informers have not seen this
+        controller's own writes yet (retried rate-limited, like upstream's error return, but
+        not an error: it is expected right after every write; see the runner). Returns
+        ``Result(requeue_after=s)`` when pods will become available in ``s`` seconds.
         """
         namespace, name = split_meta_namespace_key(key)
         try:
             self._consistency.ensure_ready(key)
         except StaleCache as stale:
             self._metrics.stale_sync_skipped(stale.resource.group, stale.resource.plural)
-            _log.debug(
-                f"skipping sync of {self._kind.kind}: stale cache", key=key, reason=str(stale)
-            )
-            return Result(requeue=True)
+            raise  # the runner retries it (see Controller)
         try:
             rs = self._rs_lister.get(namespace, name)
         except NotFound:

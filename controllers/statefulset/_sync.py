@@ -80,15 +80,14 @@ class StatefulSetSyncer:
 
     async def sync(self, key: str) -> Result | None:
         """Converge the StatefulSet ``key`` (``namespace/name``). Raises to have the key
-        retried with backoff; returns ``Result(requeue=True)`` while the caches are behind
-        the controller's own writes, and ``Result(requeue_after=minReadySeconds)`` while
-        some pods are not available yet."""
+        retried with backoff (:class:`~kcontrol.errors.StaleCache`, not an error, while the
+        caches are behind the controller's own writes); returns
+        ``Result(requeue_after=minReadySeconds)`` while some pods are not available yet."""
         try:
             self._consistency.ensure_ready(key)
         except StaleCache as stale:
             self._metrics.stale_sync_skipped(stale.resource.group, stale.resource.plural)
-            _log.debug("skipping sync of StatefulSet: stale cache", key=key, reason=str(stale))
-            return Result(requeue=True)
+            raise  # the runner retries it (see Controller)
         namespace, name = split_meta_namespace_key(key)
         try:
             set_ = self._sets.get(namespace, name)

@@ -187,7 +187,9 @@ class Controller:
       ``Result.requeue`` adds it back rate-limited, and so does
       :class:`~kcontrol.errors.StaleCache` (the cache is behind the controller's own write,
       see :class:`~kcontrol.controller.ConsistencyStore`; logged at debug level, not counted
-      as an error); an error adds it back rate-limited unless
+      as an error) - but that retry is dropped if the key is synced again before it is due,
+      typically because the watch event of the very write the cache lacked queued it: the
+      sync that event starts is the retry; an error adds it back rate-limited unless
       it has already been retried ``max_retries`` times, in which case it is forgotten and
       logged as dropped. A 409 :class:`~kcontrol.errors.Conflict` is such an error; it is
       logged at info level without a traceback. The key is always marked done.
@@ -223,6 +225,9 @@ class Controller:
         self._synced = False
         # Set by run() when it is cancelled: workers take no further key.
         self._stopping = False
+        # Keys whose last sync met a stale cache and whose rate-limited retry is pending:
+        # the next sync of such a key, whatever queued it, makes the retry redundant.
+        self._stale_retries: set[str] = set()
         self._running = False
 
     @property
@@ -342,6 +347,9 @@ class Controller:
                 queue.done(key)
 
     async def _process(self, key: str) -> None:
+        if key in self._stale_retries:
+            self._stale_retries.discard(key)
+            self._queue.cancel_add_after(key)  # this sync is the retry
         metrics = self._metrics
         clock = self._clock
         started = clock.now()
@@ -358,6 +366,7 @@ class Controller:
                 # every write, so not an error; synced again once the informer caught up.
                 self._log.debug("cache behind own write; requeueing", key=key, reason=str(stale))
                 outcome = self._handle_result(key, Result(requeue=True))
+                self._stale_retries.add(key)
             except Exception as error:  # one key's failure never stops the worker
                 self._handle_error(key, error)
             else:

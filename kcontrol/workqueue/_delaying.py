@@ -77,6 +77,15 @@ class DelayingQueue(Generic[T]):
         timer = self._clock.call_at(ready_at, partial(self._ready, item))
         self._waiting[item] = (ready_at, timer)
 
+    def cancel_add_after(self, item: T) -> bool:
+        """Drop ``item``'s pending delayed add, if it has one; True if it had. The item's
+        place in the queue, if it is queued or being processed, does not change."""
+        waiting = self._waiting.pop(item, None)
+        if waiting is None:
+            return False
+        waiting[1].cancel()
+        return True
+
     def _ready(self, item: T) -> None:
         if self._waiting.pop(item, None) is not None:
             self._queue.add(item)

@@ -87,6 +87,11 @@ class RateLimitingQueue(Generic[T]):
         """See :meth:`DelayingQueue.add_after`."""
         self._queue.add_after(item, delay)
 
+    def cancel_add_after(self, item: T) -> bool:
+        """See :meth:`DelayingQueue.cancel_add_after` (a pending rate-limited add included;
+        the item's failure count is unchanged)."""
+        return self._queue.cancel_add_after(item)
+
     def add(self, item: T) -> None:
         """See :meth:`Queue.add`."""
         self._queue.add(item)

@@ -764,6 +764,44 @@ async def test_a_stale_cache_requeues_rate_limited_without_an_error() -> None:
     assert [e for e in logs if e["log_level"] in ("error", "warning")] == []
 
 
+async def test_a_stale_caches_retry_is_dropped_when_the_key_is_synced_before_it() -> None:
+    """The usual case: the watch event of the write the cache lacked queues the key before
+    the rate-limited retry is due. The sync that event starts is the retry; the retry does
+    not sync the key a third time, and the queue holds no timer for it."""
+    clock = FakeClock()
+    stale = StaleCache(PODS, "9", "10")
+    sync = Recorder(lambda key, n: stale if n == 1 else None)
+    controller = make(sync, clock)
+    async with running(controller):
+        controller.enqueue("ns/a")
+        await settle()
+        assert controller.queue.waiting_len() == 1  # the retry, 5 ms away
+        controller.enqueue("ns/a")  # the event arrives first
+        await settle()
+        assert sync.calls == ["ns/a"] * 2
+        assert controller.queue.waiting_len() == 0
+        clock.step(1.0)
+        await settle()
+    assert sync.calls == ["ns/a"] * 2
+    assert sync.finished == ["ns/a"]
+
+
+async def test_an_errors_retry_is_kept_when_the_key_is_synced_before_it() -> None:
+    """Only a stale cache's retry is dropped: a failed sync's retry stays due (as in
+    client-go), even if an event synced the key in between."""
+    clock = FakeClock()
+    sync = Recorder(lambda key, n: RuntimeError("boom") if n == 1 else None)
+    controller = make(sync, clock)
+    async with running(controller):
+        controller.enqueue("ns/a")
+        await settle()
+        controller.enqueue("ns/a")
+        await settle()
+        clock.step(0.005)
+        await settle()
+    assert sync.calls == ["ns/a"] * 3
+
+
 async def test_superseded_tells_a_sync_its_key_was_queued_again() -> None:
     """superseded() is false outside a sync and at the start of one; once the key is added
     again while its sync runs it is true, and the runner syncs the key once more after."""

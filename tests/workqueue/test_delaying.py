@@ -190,3 +190,21 @@ async def test_real_clock_delay_fires() -> None:
         assert await q.get() == "soon"
     q.done("soon")
     q.shutdown()
+
+
+async def test_cancel_add_after_drops_only_the_pending_delayed_add(
+    clock: FakeClock, q: DelayingQueue[str]
+) -> None:
+    assert not q.cancel_add_after("foo")  # nothing pending
+    q.add_after("foo", 0.050)
+    q.add_after("bar", 0.050)
+    q.add("foo")  # queued now as well; the cancel leaves this place in line alone
+    assert q.cancel_add_after("foo")
+    assert not q.cancel_add_after("foo")
+    assert q.waiting_len() == 1
+
+    clock.step(0.060)
+    assert [await _get_done(q), await _get_done(q)] == ["foo", "bar"]
+    clock.step(10)
+    assert len(q) == 0  # the cancelled add never fired
+    assert not clock.has_waiters()
