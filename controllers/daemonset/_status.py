@@ -25,7 +25,13 @@ from ._names import STATUS_UPDATE_RETRIES
 from ._placement import DaemonPlacement
 from ._pods import get_template_generation, is_pod_updated, oldest_first
 
-__all__ = ["STATUS_FIELDS", "DaemonSetCounts", "calculate_counts", "store_daemon_set_status"]
+__all__ = [
+    "STATUS_FIELDS",
+    "DaemonSetCounts",
+    "calculate_counts",
+    "status_in_sync",
+    "store_daemon_set_status",
+]
 
 _log = get_logger(__name__)
 
@@ -91,7 +97,9 @@ def calculate_counts(
     )
 
 
-def _in_sync(ds: Mapping[str, Any], counts: DaemonSetCounts) -> bool:
+def status_in_sync(ds: Mapping[str, Any], counts: DaemonSetCounts) -> bool:
+    """Whether ``ds``'s stored status already holds ``counts`` and a current
+    ``observedGeneration``: nothing to write."""
     status = ds.get("status") or {}
     generation = int((ds.get("metadata") or {}).get("generation") or 0)
     return (
@@ -108,7 +116,7 @@ async def store_daemon_set_status(
     ``None`` when nothing needed writing. A failed write is retried
     :data:`~kcontrol_controllers.daemonset._names.STATUS_UPDATE_RETRIES` time(s) on a fresh
     read; the last write error is raised, or the read's. ``ds`` is not modified."""
-    if _in_sync(ds, counts):
+    if status_in_sync(ds, counts):
         return None
     meta = ds.get("metadata") or {}
     to_update: Object = deep_copy(dict(ds))

@@ -31,6 +31,8 @@ from kcontrol.controller import (
     ControllerExpectations,
     ControllerRefManager,
     Result,
+    SupersededWrites,
+    key_func,
     recheck_owner,
 )
 from kcontrol.errors import NotFound, StaleCache
@@ -46,7 +48,7 @@ from ._metrics import DaemonSetMetrics
 from ._names import SELECTING_ALL_REASON
 from ._pods import get_target_node_name
 from ._rolling import ROLLING_UPDATE
-from ._status import DaemonSetCounts, calculate_counts, store_daemon_set_status
+from ._status import DaemonSetCounts, calculate_counts, status_in_sync, store_daemon_set_status
 from ._update import plan_rolling_update
 
 __all__ = ["DaemonSetSyncer", "group_by_node"]
@@ -119,6 +121,7 @@ class DaemonSetSyncer:
         self._metrics = metrics
         self._recorder = recorder
         self._clock = clock
+        self._status_writes = SupersededWrites()
 
     async def sync(self, key: str) -> Result | None:
         """Converge the DaemonSet ``key`` (``namespace/name``); raises to be retried
@@ -136,6 +139,7 @@ class DaemonSetSyncer:
             _log.debug("DaemonSet has been deleted", key=key)
             self._expectations.delete_expectations(key)
             self._consistency.clear(key)
+            self._status_writes.forget(key)
             return None
         with self._consistency.recording(key, str(_meta(ds).get("uid") or "")):
             return await self._sync(key, ds)
@@ -254,10 +258,14 @@ class DaemonSetSyncer:
         deleted, whose events arrived while it awaited its writes, count in this write
         rather than in one of their own at the next sync. ``claimed`` (the sync's claim)
         adds the orphans it adopted, which the cache may not show owned yet; no second claim
-        writes them again."""
+        writes them again. A status the sync that follows at once supersedes is left out
+        (:class:`~kcontrol.controller.SupersededWrites`: never two in a row; upstream writes
+        each one)."""
         counts = calculate_counts(
             ds, nodes, group_by_node(self._current_pods(ds, claimed)), hash_, self._clock.wall()
         )
+        if not status_in_sync(ds, counts) and self._status_writes.leave_out(key_func(ds)):
+            return counts
         await store_daemon_set_status(
             self._client, ds, counts, update_observed_gen=update_observed_gen
         )

@@ -377,7 +377,7 @@ class DeploymentController:
         except NotFound:
             _log.debug("deployment has been deleted", key=key)
             self._ctx.consistency.clear(key)
-            self._ctx.deferred.discard(key)
+            self._ctx.deferred.forget(key)
             return None
         deployment: Object = deep_copy(cached)  # never change the cache
         try:

@@ -49,7 +49,7 @@ from typing import Any
 
 from kcontrol.client import DEPLOYMENTS, REPLICASETS, Client, Object, PatchType
 from kcontrol.clock import Clock
-from kcontrol.controller import ConsistencyStore, key_func, superseded
+from kcontrol.controller import ConsistencyStore, SupersededWrites, key_func
 from kcontrol.events import EventRecorder
 from kcontrol.informers import Lister
 
@@ -78,7 +78,7 @@ class SyncContext:
     rs_lister: Lister
     clock: Clock
     consistency: ConsistencyStore = field(default_factory=lambda: ConsistencyStore({}))
-    deferred: set[str] = field(default_factory=set)
+    deferred: SupersededWrites = field(default_factory=SupersededWrites)
     """Keys whose last final status write was left to the next sync (:func:`write_final_status`)."""
 
     def now(self) -> datetime:
@@ -108,11 +108,8 @@ async def write_final_status(ctx: SyncContext, deployment: MutableMapping[str, A
     """Write the status a sync ends with (``deployment`` is the caller's copy, holding it),
     unless the sync that follows at once supersedes it (module docstring); as
     :func:`update_deployment_status` otherwise."""
-    key = key_func(deployment)
-    if key not in ctx.deferred and superseded():
-        ctx.deferred.add(key)
+    if ctx.deferred.leave_out(key_func(deployment)):
         return
-    ctx.deferred.discard(key)
     await update_deployment_status(ctx, deployment)
 
 

@@ -10,6 +10,8 @@ the caches and the expectations, and reads as a sequence of steps::
                            -> create or delete pods (see _manage)
     pods created and not yet seen?
                            -> done: the sync their events trigger writes the status
+    queued again meanwhile (and the last status was written)?
+                           -> done: the sync that follows at once writes a newer one
     write the status       (only if it changed)
     a manage failure?      -> fail (retried with backoff)
     pods about to become available?
@@ -29,6 +31,7 @@ from kcontrol.controller import (
     ConsistencyStore,
     ControllerRefManager,
     Result,
+    SupersededWrites,
     UIDTrackingControllerExpectations,
     recheck_owner,
 )
@@ -47,7 +50,7 @@ from ..podutil import (
 from ._kind import REPLICA_SET, ReplicaKind
 from ._manage import ReplicaManager
 from ._metrics import ReplicaSetMetrics
-from ._status import calculate_status, update_replicaset_status
+from ._status import calculate_status, status_in_sync, update_replicaset_status
 
 __all__ = ["ReplicaSetSyncer"]
 
@@ -95,6 +98,7 @@ class ReplicaSetSyncer:
         self._clock = clock
         self._enqueue = enqueue
         self._terminating_replicas = terminating_replicas
+        self._status_writes = SupersededWrites()
 
     async def sync(self, key: str) -> Result | None:
         """Converge the ReplicaSet ``key`` (``namespace/name``).
@@ -118,6 +122,7 @@ class ReplicaSetSyncer:
             _log.debug(f"{self._kind.kind} has been deleted", key=key)
             self._consistency.clear(key)
             self._expectations.delete_expectations(key)
+            self._status_writes.forget(key)
             return None
 
         # Read before listing pods: a pod observed after this check is then listed too.
@@ -151,6 +156,13 @@ class ReplicaSetSyncer:
         new_status = calculate_status(
             rs, active_pods, terminating_pods, failure.message if failure else None, now
         )
+        if (
+            failure is None
+            and not status_in_sync(rs, new_status)
+            and self._status_writes.leave_out(key)
+        ):
+            _log.debug("status write left to the sync queued meanwhile", key=key)
+            return None
         updated = await update_replicaset_status(
             self._client, rs, new_status, resource=self._kind.resource
         )

@@ -10,7 +10,8 @@
   back until the creations and deletions it asked for have been observed;
   :class:`ConsistencyStore` holds it back until the informers have seen the controller's own
   last writes (read your own writes), and :func:`superseded` tells a sync that its key was
-  queued again meanwhile.
+  queued again meanwhile (:class:`SupersededWrites` leaves out, on that ground, a status
+  write the next sync supersedes - never two in a row).
 - :class:`PerRegistry` creates a controller's own metric families once per Prometheus
   registry: a manager may build its controllers more than once on one registry (a sharded
   kcontrol-manager does, whenever the shards it holds change).
@@ -43,6 +44,7 @@ from kcontrol.controller._runner import (
     Controller,
     ControllerOptions,
     Result,
+    SupersededWrites,
     SyncFunc,
     guarded_by,
     key_func,
@@ -64,6 +66,7 @@ __all__ = [
     "LastSyncResourceVersion",
     "PerRegistry",
     "Result",
+    "SupersededWrites",
     "SyncFunc",
     "UIDTrackingControllerExpectations",
     "compare_resource_versions",

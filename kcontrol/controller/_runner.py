@@ -28,6 +28,7 @@ __all__ = [
     "Controller",
     "ControllerOptions",
     "Result",
+    "SupersededWrites",
     "SyncFunc",
     "guarded_by",
     "key_func",
@@ -82,6 +83,43 @@ def superseded() -> bool:
     from state already outdated). False outside a sync."""
     check = _superseded.get()
     return check is not None and check()
+
+
+class SupersededWrites:
+    """Which keys' last write of a kind (a status a sync ends with) was left to the next
+    sync because :func:`superseded` said it comes at once.
+
+    :meth:`leave_out` answers "may this write be left out?": yes when the key was queued
+    again during this sync - the sync that follows computes the same write from newer state -
+    unless the key's previous such write was already left out. So a key under a steady
+    stream of events still gets every other write, and one whose events stop always gets
+    the last: what is left out is only a state already outdated when it would have been
+    written. Outside a sync (unit tests calling a sync directly) nothing is left out.
+    Belongs to one controller and one event loop; :meth:`forget` a key when its object is
+    deleted.
+    """
+
+    __slots__ = ("_left_out",)
+
+    def __init__(self) -> None:
+        self._left_out: set[str] = set()
+
+    def leave_out(self, key: str) -> bool:
+        """True, and remembered, when ``key``'s write may be left out (class docstring);
+        False - write it now - otherwise."""
+        if key not in self._left_out and superseded():
+            self._left_out.add(key)
+            return True
+        self._left_out.discard(key)
+        return False
+
+    def forget(self, key: str) -> None:
+        """Drop what is remembered of ``key``."""
+        self._left_out.discard(key)
+
+    def __contains__(self, key: object) -> bool:
+        """Whether ``key``'s last write was left out."""
+        return key in self._left_out
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,6 +20,7 @@ from kcontrol.controller import (
     Controller,
     ControllerOptions,
     Result,
+    SupersededWrites,
     guarded_by,
     key_func,
     superseded,
@@ -821,3 +822,28 @@ async def test_superseded_tells_a_sync_its_key_was_queued_again() -> None:
         controller.enqueue("ns/a")
         await settle()
     assert seen == [(1, False, True), (2, False, False)]
+
+
+async def test_superseded_writes_leave_out_never_two_in_a_row() -> None:
+    """A write is left out only while the key is queued again, and never twice in a row:
+    under a steady stream of events every other one is written, and the last sync (nothing
+    queued after it) always writes."""
+    clock = FakeClock()
+    writes = SupersededWrites()
+    written: list[int] = []
+    controller: Controller
+
+    async def behaviour(key: str, n: int) -> None:
+        if n <= 4:
+            controller.enqueue(key)  # an event arrives during each of the first four syncs
+        if not writes.leave_out(key):
+            written.append(n)
+
+    controller = make(Recorder(behaviour), clock)
+    assert writes.leave_out("ns/a") is False, "outside a sync nothing is left out"
+    async with running(controller):
+        controller.enqueue("ns/a")
+        await settle(60)
+    assert written == [2, 4, 5]
+    assert "ns/a" not in writes
+    writes.forget("ns/a")  # forgetting a key with nothing remembered is harmless

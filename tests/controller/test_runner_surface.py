@@ -27,6 +27,7 @@ SURFACES = {
         "ControllerRefManager",
         "LastSyncResourceVersion",
         "Result",
+        "SupersededWrites",
         "SyncFunc",
         "UIDTrackingControllerExpectations",
         "compare_resource_versions",

@@ -509,3 +509,37 @@ async def test_sync_waits_for_the_cache_to_see_its_own_writes() -> None:
     assert skipped == 1
     seen["pods"] = str(written)
     assert await fx.sync() is None
+
+
+async def test_a_status_the_next_sync_supersedes_is_left_out_never_twice_in_a_row() -> None:
+    """A sync whose DaemonSet was queued again while it ran leaves its status to the sync
+    that follows at once (which counts from newer pods), but never twice in a row; the
+    syncs run as the runner's workers run them (kcontrol.controller.superseded)."""
+    fx = Fixture()
+    fx.add_nodes(3)
+    key = "default/foo"
+    fx.add_ds(new_daemon_set())
+    queue = fx.dsc.controller.queue
+
+    queue.add(key)
+    assert await queue.get() == key
+    queue.add(key)  # an event arrives while the sync runs
+    await fx.dsc.controller._process(key)
+    assert len(fx.created_pods()) == 3
+    assert fx.status_updates() == [], "the counts are left to the sync that follows"
+    queue.done(key)
+    fx.observe()
+
+    assert await queue.get() == key
+    queue.add(key)  # and another event during the next round
+    await fx.dsc.controller._process(key)
+    assert [s["currentNumberScheduled"] for s in fx.status_updates()] == [3], (
+        "not left out twice in a row"
+    )
+    queue.done(key)
+    fx.observe()
+    fx.reset()
+
+    assert await queue.get() == key
+    await fx.dsc.controller._process(key)
+    assert fx.status_updates() == [], "the status written is current"

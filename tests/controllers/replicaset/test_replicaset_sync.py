@@ -170,6 +170,37 @@ async def test_status_is_written_when_scaling_down() -> None:
     assert f.last_status()["replicas"] == 2
 
 
+async def test_a_status_the_next_sync_supersedes_is_left_out_never_twice_in_a_row() -> None:
+    """A sync whose ReplicaSet was queued again while it ran leaves its status to the sync
+    that follows at once, but never twice in a row; the syncs run as the runner's workers
+    run them (kcontrol.controller.superseded)."""
+    f = Fixture()
+    rs = f.add_rs(new_replica_set(1))
+    for name in ("a", "b", "c"):
+        f.add_pod(new_pod(name, rs))
+    queue = f.rsc.controller.queue
+
+    queue.add(KEY)
+    assert await queue.get() == KEY
+    queue.add(KEY)  # an event arrives while the sync runs
+    await f.rsc.controller._process(KEY)
+    assert len(f.pod_deletes()) == 2
+    assert f.status_updates() == [], "the status is left to the sync that follows"
+    queue.done(KEY)
+
+    assert await queue.get() == KEY
+    queue.add(KEY)  # and another event during the next round
+    await f.rsc.controller._process(KEY)
+    assert len(f.status_updates()) == 1, "not left out twice in a row"
+    queue.done(KEY)
+
+    f.refresh_rs_cache()
+    f.client.clear_actions()
+    assert await queue.get() == KEY
+    await f.rsc.controller._process(KEY)
+    assert f.status_updates() == [], "the status written is current"
+
+
 async def test_pod_events_are_about_the_replica_set() -> None:
     rs_events = "involvedObject{kind=ReplicaSet,apiVersion=apps/v1}"
     f = Fixture(events_name_objects=True)

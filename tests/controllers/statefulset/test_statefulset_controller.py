@@ -189,6 +189,38 @@ async def test_status_is_not_written_when_nothing_changed() -> None:
     assert f.status_updates() == []
 
 
+async def test_a_status_the_next_sync_supersedes_is_left_out_never_twice_in_a_row() -> None:
+    """A sync whose set was queued again while it ran leaves its status to the sync that
+    follows at once, but never twice in a row; the syncs run as the runner's workers run
+    them (kcontrol.controller.superseded)."""
+    f = Fixture()
+    f.add(new_set(3, podManagementPolicy="Parallel"))
+    queue = f.ssc.controller.queue
+
+    f.observe()
+    queue.add(KEY)
+    assert await queue.get() == KEY
+    queue.add(KEY)  # an event arrives while the sync runs
+    await f.ssc.controller._process(KEY)
+    assert f.created() == ["foo-0", "foo-1", "foo-2"]
+    assert f.status_updates() == [], "the status is left to the sync that follows"
+    queue.done(KEY)
+
+    f.observe()
+    assert await queue.get() == KEY
+    queue.add(KEY)  # and another event during the next round
+    await f.ssc.controller._process(KEY)
+    assert len(f.status_updates()) == 1, "not left out twice in a row"
+    assert f.last_status()["replicas"] == 3
+    queue.done(KEY)
+
+    f.observe()
+    f.client.clear_actions()
+    assert await queue.get() == KEY
+    await f.ssc.controller._process(KEY)
+    assert f.status_updates() == [], "the status written is current"
+
+
 async def test_status_counts_and_generation() -> None:
     f = Fixture()
     f.add(new_set(3, podManagementPolicy="Parallel", minReadySeconds=60))
