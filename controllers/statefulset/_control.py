@@ -24,9 +24,7 @@ One pass, given the set and the pods it owns, reads as upstream's::
                      update revision: one, waiting for the unavailable ones (default), or up
                      to maxUnavailable at once (MaxUnavailableStatefulSet, off by default)
     status           written when it changed (a finished rolling update completed first),
-                     also after a failure above - unless the set was queued again during
-                     the pass (the next pass writes a newer one; never left out twice in a
-                     row, see kcontrol.controller.SupersededWrites; upstream writes each)
+                     also after a failure above
     history          revisions beyond revisionHistoryLimit deleted, also after a failure
 
 Errors raise (the key is retried with backoff); the status is written first.
@@ -40,7 +38,6 @@ from datetime import datetime
 from typing import Any
 
 from kcontrol.client import Object, deep_copy
-from kcontrol.controller import SupersededWrites
 from kcontrol.errors import NotFound
 from kcontrol.logging import get_logger
 
@@ -144,7 +141,7 @@ class StatefulSetControl:
     MaxUnavailableStatefulSet rolling update (beta, off by default in Kubernetes 1.36).
     """
 
-    __slots__ = ("_history", "_left_out", "_max_unavailable", "_metrics", "_pods", "_status")
+    __slots__ = ("_history", "_max_unavailable", "_metrics", "_pods", "_status")
 
     def __init__(
         self,
@@ -160,11 +157,6 @@ class StatefulSetControl:
         self._status = status_updater
         self._metrics = metrics
         self._max_unavailable = max_unavailable
-        self._left_out = SupersededWrites()
-
-    def forget(self, key: str) -> None:
-        """Drop what is remembered of the set ``key`` (``namespace/name``): it is gone."""
-        self._left_out.forget(key)
 
     async def update_stateful_set(
         self, set_: Mapping[str, Any], pods: Sequence[Object], now: datetime
@@ -213,7 +205,7 @@ class StatefulSetControl:
 
     async def _write_status(self, set_: Mapping[str, Any], status: Object) -> None:
         complete_rolling_update(set_, status)
-        if not inconsistent_status(set_, status) or self._left_out.leave_out(_key(set_)):
+        if not inconsistent_status(set_, status):
             return
         await self._status.update_status(set_, status)
         _log.debug(

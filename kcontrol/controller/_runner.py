@@ -95,8 +95,9 @@ class SupersededWrites:
     stream of events still gets every other write, and one whose events stop always gets
     the last: what is left out is only a state already outdated when it would have been
     written. Outside a sync (unit tests calling a sync directly) nothing is left out.
-    Belongs to one controller and one event loop; :meth:`forget` a key when its object is
-    deleted.
+    Only for a write nothing decides from: a status the next sync reads back as state (a
+    StatefulSet's ``currentReplicas``) must be written each time. Belongs to one controller
+    and one event loop; :meth:`forget` a key when its object is deleted.
     """
 
     __slots__ = ("_left_out",)
