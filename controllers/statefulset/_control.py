@@ -24,7 +24,10 @@ One pass, given the set and the pods it owns, reads as upstream's::
                      update revision: one, waiting for the unavailable ones (default), or up
                      to maxUnavailable at once (MaxUnavailableStatefulSet, off by default)
     status           written when it changed (a finished rolling update completed first),
-                     also after a failure above
+                     also after a failure above - unless the set was queued again during
+                     the pass and nothing the next pass decides from changed (it writes a
+                     newer one; never left out twice in a row, see
+                     kcontrol.controller.SupersededWrites; upstream writes each)
     history          revisions beyond revisionHistoryLimit deleted, also after a failure
 
 Errors raise (the key is retried with backoff); the status is written first.
@@ -38,6 +41,7 @@ from datetime import datetime
 from typing import Any
 
 from kcontrol.client import Object, deep_copy
+from kcontrol.controller import SupersededWrites
 from kcontrol.errors import NotFound
 from kcontrol.logging import get_logger
 
@@ -76,7 +80,13 @@ from ._replicas import (
     split_by_ordinal,
 )
 from ._revisions import apply_revision
-from ._status import complete_rolling_update, inconsistent_status, new_status, update_replica_counts
+from ._status import (
+    complete_rolling_update,
+    decides_next_pass,
+    inconsistent_status,
+    new_status,
+    update_replica_counts,
+)
 from ._status_updater import StatusUpdater
 from ._storage import storage_matches
 
@@ -141,7 +151,7 @@ class StatefulSetControl:
     MaxUnavailableStatefulSet rolling update (beta, off by default in Kubernetes 1.36).
     """
 
-    __slots__ = ("_history", "_max_unavailable", "_metrics", "_pods", "_status")
+    __slots__ = ("_history", "_left_out", "_max_unavailable", "_metrics", "_pods", "_status")
 
     def __init__(
         self,
@@ -157,6 +167,11 @@ class StatefulSetControl:
         self._status = status_updater
         self._metrics = metrics
         self._max_unavailable = max_unavailable
+        self._left_out = SupersededWrites()
+
+    def forget(self, key: str) -> None:
+        """Drop what is remembered of the set ``key`` (``namespace/name``): it is gone."""
+        self._left_out.forget(key)
 
     async def update_stateful_set(
         self, set_: Mapping[str, Any], pods: Sequence[Object], now: datetime
@@ -207,6 +222,8 @@ class StatefulSetControl:
         complete_rolling_update(set_, status)
         if not inconsistent_status(set_, status):
             return
+        if not decides_next_pass(set_, status) and self._left_out.leave_out(_key(set_)):
+            return  # a report the pass queued meanwhile writes anew
         await self._status.update_status(set_, status)
         _log.debug(
             "updated status",

@@ -34,6 +34,7 @@ from ._podstate import is_created, is_running_and_available, is_running_and_read
 __all__ = [
     "REPLICA_COUNT_FIELDS",
     "complete_rolling_update",
+    "decides_next_pass",
     "inconsistent_status",
     "new_status",
     "replica_counts",
@@ -127,6 +128,21 @@ def complete_rolling_update(set_: Mapping[str, Any], status_: MutableMapping[str
     ):
         status_["currentReplicas"] = _count(status_, "updatedReplicas")
         status_["currentRevision"] = status_.get("updateRevision", "")
+
+
+def decides_next_pass(set_: Mapping[str, Any], status_: Mapping[str, Any]) -> bool:
+    """True when writing ``status_`` changes what the next pass reads back from the set's
+    stored status: the current revision, the collision count, or - while the current and
+    update revisions differ - the current replicas (below them, a re-created member takes
+    the current revision). The other fields are reports nothing decides from."""
+    stored = status(set_)
+    current = status_.get("currentRevision") or ""
+    if current != (stored.get("currentRevision") or ""):
+        return True
+    if _count(status_, "collisionCount") != _count(stored, "collisionCount"):
+        return True
+    rolling = current != (status_.get("updateRevision") or "")
+    return rolling and _count(status_, "currentReplicas") != _count(stored, "currentReplicas")
 
 
 def inconsistent_status(set_: Mapping[str, Any], status_: Mapping[str, Any]) -> bool:

@@ -94,6 +94,7 @@ class StatefulSetSyncer:
         except NotFound:
             _log.debug("StatefulSet has been deleted", key=key)
             self._consistency.clear(key)
+            self._control.forget(key)
             return None
         try:
             selector = selector_from_label_selector(spec(set_).get("selector"))

@@ -96,8 +96,8 @@ class SupersededWrites:
     the last: what is left out is only a state already outdated when it would have been
     written. Outside a sync (unit tests calling a sync directly) nothing is left out.
     Only for a write nothing decides from: a status the next sync reads back as state (a
-    StatefulSet's ``currentReplicas``) must be written each time. Belongs to one controller
-    and one event loop; :meth:`forget` a key when its object is deleted.
+    StatefulSet's ``currentRevision``) must be written each time it changes. Belongs to one
+    controller and one event loop; :meth:`forget` a key when its object is deleted.
     """
 
     __slots__ = ("_left_out",)

@@ -13,6 +13,7 @@ from kcontrol.client import Object
 from kcontrol_controllers.statefulset._pods import new_stateful_set_pod, set_pod_revision
 from kcontrol_controllers.statefulset._status import (
     complete_rolling_update,
+    decides_next_pass,
     inconsistent_status,
     new_status,
     replica_counts,
@@ -145,3 +146,40 @@ def test_inconsistent_status(change: dict[str, Any], inconsistent: bool) -> None
 def test_inconsistent_status_reads_missing_fields_as_zero() -> None:
     assert not inconsistent_status({}, {"replicas": 0, "currentRevision": ""})
     assert inconsistent_status({}, {"observedGeneration": 1})
+
+
+@pytest.mark.parametrize(
+    ("change", "decides"),
+    [
+        ({"readyReplicas": 2, "availableReplicas": 2}, False),
+        ({"replicas": 2, "updatedReplicas": 1, "observedGeneration": 3}, False),
+        ({"currentRevision": "foo-2"}, True),
+        ({"collisionCount": 1}, True),
+        ({"currentReplicas": 2}, True),  # mid-rollout: a re-created member's revision
+    ],
+)
+def test_decides_next_pass_only_for_what_the_next_pass_reads(
+    change: dict[str, Any], decides: bool
+) -> None:
+    """Only the current revision, the collision count and - while a rollout is under way -
+    the current replicas are read back by the next pass; the rest is report."""
+    stored = {
+        "observedGeneration": 2,
+        "currentRevision": "foo-1",
+        "updateRevision": "foo-2",
+        "collisionCount": 0,
+        "replicas": 3,
+        "readyReplicas": 3,
+        "availableReplicas": 3,
+        "currentReplicas": 3,
+        "updatedReplicas": 0,
+    }
+    set_ = new_stateful_set(3)
+    set_["status"] = dict(stored)
+    assert decides_next_pass(set_, {**stored, **change}) is decides
+
+
+def test_current_replicas_decide_nothing_once_the_revisions_agree() -> None:
+    set_ = new_stateful_set(3)
+    set_["status"] = {"currentRevision": "foo-1", "updateRevision": "foo-1", "currentReplicas": 1}
+    assert not decides_next_pass(set_, {**set_["status"], "currentReplicas": 2})
