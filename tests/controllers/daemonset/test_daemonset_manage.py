@@ -29,6 +29,7 @@ from kcontrol.client import PODS
 from kcontrol.controller import ConsistencyStore
 from kcontrol.errors import Forbidden, StaleCache
 from kcontrol.testing import Action
+from tests.controllers.worker_helpers import sync_as_worker
 
 
 def owned_pod(
@@ -519,27 +520,19 @@ async def test_a_status_the_next_sync_supersedes_is_left_out_never_twice_in_a_ro
     fx.add_nodes(3)
     key = "default/foo"
     fx.add_ds(new_daemon_set())
-    queue = fx.dsc.controller.queue
+    controller = fx.dsc.controller
 
-    queue.add(key)
-    assert await queue.get() == key
-    queue.add(key)  # an event arrives while the sync runs
-    await fx.dsc.controller._process(key)
+    await sync_as_worker(controller, key, event_during=True)
     assert len(fx.created_pods()) == 3
     assert fx.status_updates() == [], "the counts are left to the sync that follows"
-    queue.done(key)
     fx.observe()
 
-    assert await queue.get() == key
-    queue.add(key)  # and another event during the next round
-    await fx.dsc.controller._process(key)
+    await sync_as_worker(controller, key, event_during=True)  # the round that follows
     assert [s["currentNumberScheduled"] for s in fx.status_updates()] == [3], (
         "not left out twice in a row"
     )
-    queue.done(key)
     fx.observe()
     fx.reset()
 
-    assert await queue.get() == key
-    await fx.dsc.controller._process(key)
+    await sync_as_worker(controller, key)
     assert fx.status_updates() == [], "the status written is current"

@@ -19,6 +19,7 @@ from kcontrol.client import PODS, REPLICASETS
 from kcontrol.controller import ClaimError, ConsistencyStore, Result
 from kcontrol.errors import Conflict, Forbidden, InternalError, NotFound, StaleCache
 from kcontrol.testing import Action
+from tests.controllers.worker_helpers import sync_as_worker
 
 KEY = f"{NS}/foobar"
 
@@ -178,26 +179,18 @@ async def test_a_status_the_next_sync_supersedes_is_left_out_never_twice_in_a_ro
     rs = f.add_rs(new_replica_set(1))
     for name in ("a", "b", "c"):
         f.add_pod(new_pod(name, rs))
-    queue = f.rsc.controller.queue
+    controller = f.rsc.controller
 
-    queue.add(KEY)
-    assert await queue.get() == KEY
-    queue.add(KEY)  # an event arrives while the sync runs
-    await f.rsc.controller._process(KEY)
+    await sync_as_worker(controller, KEY, event_during=True)
     assert len(f.pod_deletes()) == 2
     assert f.status_updates() == [], "the status is left to the sync that follows"
-    queue.done(KEY)
 
-    assert await queue.get() == KEY
-    queue.add(KEY)  # and another event during the next round
-    await f.rsc.controller._process(KEY)
+    await sync_as_worker(controller, KEY, event_during=True)  # the round that follows
     assert len(f.status_updates()) == 1, "not left out twice in a row"
-    queue.done(KEY)
 
     f.refresh_rs_cache()
     f.client.clear_actions()
-    assert await queue.get() == KEY
-    await f.rsc.controller._process(KEY)
+    await sync_as_worker(controller, KEY)
     assert f.status_updates() == [], "the status written is current"
 
 

@@ -15,6 +15,7 @@ from kcontrol.controller import Result
 from kcontrol.errors import AlreadyExists, StaleCache
 from kcontrol.informers import DeletedFinalStateUnknown
 from kcontrol_controllers.statefulset import SPEC
+from tests.controllers.worker_helpers import sync_as_worker
 
 
 async def drain(f: Fixture) -> list[str]:
@@ -196,23 +197,15 @@ async def test_a_superseded_report_is_left_out_never_twice_in_a_row() -> None:
     f = Fixture()
     f.add(new_set(3))
     await f.converge()
-    queue = f.ssc.controller.queue
 
     f.set_status("foo-2", ready=False)
     f.observe()
     f.client.clear_actions()
-    queue.add(KEY)
-    assert await queue.get() == KEY
-    queue.add(KEY)  # an event arrives while the pass runs
-    await f.ssc.controller._process(KEY)
+    await sync_as_worker(f.ssc.controller, KEY, event_during=True)
     assert f.writes() == [], "the ready count is left to the pass that follows"
-    queue.done(KEY)
 
-    assert await queue.get() == KEY
-    queue.add(KEY)  # and another event during the next pass
-    await f.ssc.controller._process(KEY)
+    await sync_as_worker(f.ssc.controller, KEY, event_during=True)  # the pass that follows
     assert [a.object["status"]["readyReplicas"] for a in f.status_updates() if a.object] == [2]
-    queue.done(KEY)
 
 
 async def test_a_rolling_update_writes_what_the_next_pass_decides_from() -> None:
@@ -231,12 +224,8 @@ async def test_a_rolling_update_writes_what_the_next_pass_decides_from() -> None
     for round_ in range(40):
         f.run_all()
         f.observe()
-        queue.add(KEY)
-        assert await queue.get() == KEY
-        if round_ % 2 == 0:
-            queue.add(KEY)  # an event arrives while every other pass runs
-        await f.ssc.controller._process(KEY)  # as a worker syncs it: superseded() is known
-        queue.done(KEY)
+        # an event arrives while every other pass runs
+        await sync_as_worker(f.ssc.controller, KEY, event_during=round_ % 2 == 0)
         while len(queue):
             queue.done(await queue.get())
     assert f.deleted() == ["foo-4", "foo-3", "foo-2", "foo-1", "foo-0"]
