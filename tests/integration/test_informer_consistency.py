@@ -34,6 +34,7 @@ from .helpers import (
     namespaces,
     new_client,
     new_proxy,
+    poll,
     running,
     wait_converged,
 )
@@ -132,6 +133,16 @@ async def test_cache_equals_list_after_thousands_of_writes(plane: ControlPlane) 
                 group.create_task(writer.seed(SEED_PER_WRITER))
         seeded = WRITERS * SEED_PER_WRITER
 
+        async def cache_has_the_seed() -> bool:
+            # The informer's first LIST asks for "0": whatever the watch cache holds, which may
+            # lag the last seed write by a moment. The test is about what follows, so start
+            # once that cache has every seeded object (a LIST at "0" answers from it).
+            listed = await writer_client.list(
+                CONFIGMAPS, options=ListOptions(label_selector=selector, resource_version="0")
+            )
+            return len(listed["items"]) == seeded
+
+        await poll(cache_has_the_seed, within=30, message="the seed never reached the cache")
         informer = SharedIndexInformer(
             informer_client, CONFIGMAPS, list_options=ListOptions(label_selector=selector)
         )
