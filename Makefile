@@ -99,11 +99,12 @@ run: venv assets bytecode
 # (KCM's garbage collector: start-up over 50,000 objects of 20 kinds, then a cascade of 1,000
 # owners x 10 dependents, unthrottled, 2 runs) ~6 min; webhooks (the same admission webhooks
 # with kcontrol and with kopf: 100 and 200 concurrent creates, 5 runs each) ~3 min; registry
-# (one ConfigMap 5 writers share, 50 and 500 keys, kcontrol and two kopf ways, 5 runs) ~8 min.
+# (one ConfigMap 5 writers share, 50 and 500 keys, kcontrol and two kopf ways, 5 runs) ~8 min;
+# writes (the CPU of one write, kcontrol's client against client-go's, 3 runs) ~2 min.
 # BENCH_QUICK=1: every suite small (~7 min), into $(BENCH_OUT) = /tmp/kcontrol-bench.
 # Choose suites and sizes with BENCH_SUITES="decode informer" and BENCH_<SUITE>_ARGS=...
 # (e.g. BENCH_ROLLOUT_ARGS="--sizes 50x3 --runs 3"); plots only: BENCH_SUITES= .
-BENCH_SUITES ?= decode workqueue informer rollout kwokctl operator jobs sets shards webhooks registry gc
+BENCH_SUITES ?= decode workqueue informer writes rollout kwokctl operator jobs sets shards webhooks registry gc
 ifdef BENCH_QUICK
 BENCH_OUT ?= /tmp/kcontrol-bench
 BENCH_DECODE_ARGS ?= -n 2000 --rounds 3
@@ -118,6 +119,7 @@ BENCH_KWOKCTL_ARGS ?= --sizes 20x2 --runs 1
 BENCH_WEBHOOKS_ARGS ?= --creates 50 --runs 1
 BENCH_REGISTRY_ARGS ?= --keys 50 --runs 1
 BENCH_GC_ARGS ?= --objects 2000 --kinds 20 --namespaces 10 --owners 50 --dependents 5 --runs 1
+BENCH_WRITES_ARGS ?= --ops 200 --runs 1
 else
 BENCH_OUT ?= bench/results
 BENCH_DECODE_ARGS ?=
@@ -132,6 +134,7 @@ BENCH_KWOKCTL_ARGS ?= --sizes 50x3,200x3 --runs 3
 BENCH_WEBHOOKS_ARGS ?= --creates 100,200 --runs 5
 BENCH_REGISTRY_ARGS ?= --keys 50,500 --runs 5
 BENCH_GC_ARGS ?= --objects 50000 --kinds 20 --owners 1000 --dependents 10 --runs 2
+BENCH_WRITES_ARGS ?=
 endif
 bench: venv bench-assets
 	mkdir -p $(BENCH_OUT)/tables
@@ -149,6 +152,7 @@ bench: venv bench-assets
 		webhooks) args="$(BENCH_WEBHOOKS_ARGS)"; md=--out;; \
 		registry) args="$(BENCH_REGISTRY_ARGS)"; md=--out;; \
 		gc) args="$(BENCH_GC_ARGS)"; md=--out;; \
+		writes) args="$(BENCH_WRITES_ARGS)"; md=--out;; \
 		*) echo "unknown suite $$suite"; exit 2;; \
 		esac; \
 		echo "== bench.$$suite $$args"; \
