@@ -172,6 +172,7 @@ class StatefulSetControl:
     def forget(self, key: str) -> None:
         """Drop what is remembered of the set ``key`` (``namespace/name``): it is gone."""
         self._left_out.forget(key)
+        self._history.forget(key)
 
     async def update_stateful_set(
         self, set_: Mapping[str, Any], pods: Sequence[Object], now: datetime
