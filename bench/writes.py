@@ -191,12 +191,14 @@ async def kcontrol_child(args: argparse.Namespace) -> None:
 
 
 def run_child(args: argparse.Namespace) -> None:
-    try:
-        import uvloop
-    except ImportError:  # kcontrol-manager's --event-loop=auto falls back the same way
-        asyncio.run(kcontrol_child(args))
-    else:
-        uvloop.run(kcontrol_child(args))
+    """The kcontrol child on the loop kcontrol-manager runs (``--event-loop=auto``)."""
+    from kcontrol.manager._process import run_on_loop
+
+    async def main() -> int:
+        await kcontrol_child(args)
+        return 0
+
+    run_on_loop(main(), "auto")
 
 
 # ---------------------------------------------------------------------- the orchestrator
@@ -207,18 +209,18 @@ def side_argv(
 ) -> list[str]:
     """The command line of one side's child (``go_binary``: bench/reference/writes, for the
     client-go sides)."""
-    common = ["-kubeconfig", kubeconfig, "-namespace", namespace]
-    counts = ["-ops", str(ops), "-concurrency", str(concurrency)]
     if side == "kcontrol":
         return [
-            sys.executable,
-            "-m",
-            "bench.writes",
-            "--child",
-            *(a.replace("-", "--", 1) if a.startswith("-") else a for a in common + counts),
+            *(sys.executable, "-m", "bench.writes", "--child"),
+            *("--kubeconfig", kubeconfig, "--namespace", namespace),
+            *("--ops", str(ops), "--concurrency", str(concurrency)),
         ]
     assert go_binary is not None
-    return [str(go_binary), *common, *counts, *(["-protobuf"] if side == "client-go kcm" else [])]
+    return [
+        *(str(go_binary), "-kubeconfig", kubeconfig, "-namespace", namespace),
+        *("-ops", str(ops), "-concurrency", str(concurrency)),
+        *(["-protobuf"] if side == "client-go kcm" else []),
+    ]
 
 
 def measure(argv: list[str], timeout: float) -> dict[str, dict[str, float]]:
@@ -237,7 +239,8 @@ def measure(argv: list[str], timeout: float) -> dict[str, dict[str, float]]:
     for line in done.stdout.splitlines():
         if line.startswith("{"):
             record = json.loads(line)
-            phases[record.pop("phase")] = record
+            if "phase" in record:  # not a log line
+                phases[record.pop("phase")] = record
     return phases
 
 

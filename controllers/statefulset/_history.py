@@ -88,7 +88,6 @@ class StatefulSetHistory:
         seen = self._newest_is_update.get(key)
         return (
             seen is not None
-            and generation >= 0
             and seen[:3] == (uid, generation, collision_count)
             and len(seen[3]) == len(revisions)
             and all(a is b for a, b in zip(seen[3], revisions, strict=True))
