@@ -47,6 +47,7 @@ __all__ = [
     "pod_key",
     "pod_ready_time",
     "pods_generate_name",
+    "replica_state_changed",
 ]
 
 POD_CONTROLLER_INDEX = "podController"
@@ -123,6 +124,28 @@ def pod_ready_time(pod: Mapping[str, Any]) -> datetime | None:
     condition = get_pod_ready_condition(pod)
     assert condition is not None
     return parse_time(condition.get("lastTransitionTime"))
+
+
+def _readiness(pod: Mapping[str, Any]) -> tuple[Any, Any] | None:
+    condition = get_pod_ready_condition(pod)
+    if condition is None:
+        return None
+    return condition.get("status"), condition.get("lastTransitionTime")
+
+
+def replica_state_changed(old: Mapping[str, Any], cur: Mapping[str, Any]) -> bool:
+    """True when a pod update changed what a replica count reads of it: its phase, its
+    ``deletionTimestamp``, or its ``Ready`` condition (status or transition time).
+
+    Everything else a pod update can bring - the node it was bound to, IPs, container
+    statuses, the other conditions - changes neither whether the pod counts as a replica nor
+    whether it is ready or available. (Labels and owner references do, and are the caller's
+    to compare, with the selectors it knows.)"""
+    return (
+        _status(old).get("phase") != _status(cur).get("phase")
+        or _meta(old).get("deletionTimestamp") != _meta(cur).get("deletionTimestamp")
+        or _readiness(old) != _readiness(cur)
+    )
 
 
 def is_pod_available(pod: Mapping[str, Any], min_ready_seconds: int, now: datetime) -> bool:

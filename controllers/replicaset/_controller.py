@@ -6,11 +6,15 @@ work is done by :class:`~kcontrol_controllers.replicaset._sync.ReplicaSetSyncer`
 
 What queues a ReplicaSet ``namespace/name``:
 
-- the ReplicaSet is added, updated (every update, resyncs included) or deleted - a delete (or
-  an update that shows a new UID under the same name) also drops its expectations;
-- a pod it controls is added (a creation is observed), changes (labels, owner, readiness;
-  an update to the same resourceVersion is a resync and ignored) or is deleted or starts
-  terminating (a deletion is observed, counted once per expected pod);
+- the ReplicaSet is added, updated (resyncs included; not for the controller's own status
+  write coming back, :meth:`~kcontrol.controller.ConsistencyStore.is_own_status_write`) or
+  deleted - a delete (or an update that shows a new UID under the same name) also drops its
+  expectations;
+- a pod it controls is added (a creation is observed), changes what a sync counts (labels,
+  owner, phase, the Ready condition: :func:`~kcontrol_controllers.podutil.replica_state_changed`;
+  not its node, IPs or container statuses, and an update to the same resourceVersion is a
+  resync and ignored) or is deleted or starts terminating (a deletion is observed, counted
+  once per expected pod; a pod already terminating queues again only on a terminal phase);
 - an orphan pod its selector matches is added or changes labels or owner (to adopt it);
 - a pod it controls became ready while ``minReadySeconds > 0``: again after
   ``minReadySeconds``, when it may have become available.
@@ -52,6 +56,7 @@ from ..podutil import (
     is_pod_ready,
     pod_controller_index_func,
     pod_key,
+    replica_state_changed,
 )
 from ._factory import CONCURRENT_SYNCS, SPEC, new_controller
 from ._kind import REPLICA_SET, ReplicaKind
@@ -218,9 +223,12 @@ class ReplicaSetController:
         self._enqueue(rs)
 
     def update_replica_set(self, old: Object, cur: Object) -> None:
-        """Queue on every update; a new UID means the old ReplicaSet was deleted."""
+        """Queue on every update but the controller's own status write coming back; a new
+        UID means the old ReplicaSet was deleted."""
         if _meta(cur).get("uid") != _meta(old).get("uid"):
             self.delete_replica_set(DeletedFinalStateUnknown(key_func(old), old))
+        elif self.consistency.is_own_status_write(key_func(cur), self.kind.resource, old, cur):
+            return
         old_replicas = (old.get("spec") or {}).get("replicas")
         cur_replicas = (cur.get("spec") or {}).get("replicas")
         if old_replicas != cur_replicas:
@@ -275,7 +283,15 @@ class ReplicaSetController:
         if cur_meta.get("resourceVersion") == old_meta.get("resourceVersion"):
             return  # a periodic resync: nothing changed
         labels_changed = (cur_meta.get("labels") or {}) != (old_meta.get("labels") or {})
+        cur_ref, old_ref = get_controller_of(cur), get_controller_of(old)
+        ref_changed = cur_ref != old_ref
         if cur_meta.get("deletionTimestamp") is not None:
+            if (
+                old_meta.get("deletionTimestamp") is not None
+                and not (labels_changed or ref_changed)
+                and (old.get("status") or {}).get("phase") == (cur.get("status") or {}).get("phase")
+            ):
+                return  # counted as terminating already; only its grace period moved
             # Graceful deletion first sets deletionTimestamp: act on it now, not when the
             # kubelet finally removes the pod.
             self.delete_pod(cur)
@@ -283,8 +299,6 @@ class ReplicaSetController:
                 self.delete_pod(old)  # deletionTimestamp cannot be unset: old had none
             return
 
-        cur_ref, old_ref = get_controller_of(cur), get_controller_of(old)
-        ref_changed = cur_ref != old_ref
         if ref_changed and old_ref is not None:
             old_rs = self._lookup.resolve_controller_ref(old_meta.get("namespace", ""), old_ref)
             if old_rs is not None:
@@ -294,6 +308,8 @@ class ReplicaSetController:
             rs = self._lookup.resolve_controller_ref(cur_meta.get("namespace", ""), cur_ref)
             if rs is None:
                 return
+            if not (ref_changed or labels_changed or replica_state_changed(old, cur)):
+                return  # bound to a node, given an IP...: nothing a sync counts changed
             self._enqueue(rs)
             min_ready_seconds = int((rs.get("spec") or {}).get("minReadySeconds") or 0)
             if not is_pod_ready(old) and is_pod_ready(cur) and min_ready_seconds > 0:

@@ -67,6 +67,9 @@ class _OwnerRecord:
     uid: str
     # (Resource, namespace of the object written) -> the newest resourceVersion written.
     versions: dict[tuple[Resource, str], str] = field(default_factory=dict)
+    # A sync of the owner ended early because a cache was behind these writes: the
+    # informers' events for them are what will sync it again.
+    held_back: bool = False
 
     def wrote_at(self, resource: Resource, namespace: str, version: str) -> None:
         key = (resource, namespace)
@@ -83,9 +86,27 @@ class _OwnerRecord:
 _ObjectKey = tuple[Resource, str]
 """A written object: its resource and ``namespace/name``."""
 
-_this_sync: contextvars.ContextVar[tuple[ConsistencyStore, dict[_ObjectKey, str]] | None] = (
+_this_sync: contextvars.ContextVar[tuple[ConsistencyStore, str, dict[_ObjectKey, str]] | None] = (
     contextvars.ContextVar("kcontrol_consistency_recording", default=None)
 )
+
+_VOLATILE_METADATA = frozenset({"resourceVersion", "managedFields"})
+"""What every write changes: not a change of its own."""
+
+
+def _only_status_differs(old: Mapping[str, Any], cur: Mapping[str, Any]) -> bool:
+    for key in old.keys() | cur.keys():
+        if key == "status":
+            continue
+        if key != "metadata":
+            if old.get(key) != cur.get(key):
+                return False
+            continue
+        old_meta, cur_meta = old.get(key) or {}, cur.get(key) or {}
+        for name in old_meta.keys() | cur_meta.keys():
+            if name not in _VOLATILE_METADATA and old_meta.get(name) != cur_meta.get(name):
+                return False
+    return True
 
 
 class ConsistencyStore:
@@ -151,7 +172,7 @@ class ConsistencyStore:
                 self.wrote_at(owner, owner_uid, resource, version, namespace)
                 written[(resource, meta_namespace_key_func(answer))] = version
 
-        token = _this_sync.set((self, written))
+        token = _this_sync.set((self, owner, written))
         try:
             with observe_writes(observe):
                 yield
@@ -167,7 +188,8 @@ class ConsistencyStore:
         current = _this_sync.get()
         if current is None or current[0] is not self:
             return
-        wrote = current[1].get((resource, meta_namespace_key_func(obj)))
+        _, owner, written = current
+        wrote = written.get((resource, meta_namespace_key_func(obj)))
         read = str((obj.get("metadata") or {}).get("resourceVersion") or "")
         if wrote is None or not read:
             return
@@ -176,7 +198,41 @@ class ConsistencyStore:
         except ValueError:
             return  # a data problem must not block syncing
         if behind:
+            self._hold_back(owner)
             raise StaleCache(resource, read, wrote)
+
+    def is_own_status_write(
+        self, owner: str, resource: Resource, old: Mapping[str, Any], cur: Mapping[str, Any]
+    ) -> bool:
+        """True when the informer's update ``old`` -> ``cur`` of a ``resource`` object is
+        the controller's own newest write for ``owner`` coming back - ``cur`` carries the
+        resourceVersion recorded last for that resource and namespace - that write changed
+        nothing but the object's ``status``, and no sync of ``owner`` has been held back
+        since (:meth:`ensure_ready`, :meth:`ensure_current`).
+
+        The sync that made such a write acted on everything it knew, and the event brings
+        nothing else, so it need not queue ``owner`` again: a handler that drops it spares a
+        sync that would find nothing to do. Any other event - another writer's, a spec or
+        metadata change (one a relist folds into the same event too), one a held-back sync
+        waits for, a periodic resync (same resourceVersion) - returns False."""
+        record = self._records.get(owner)
+        if record is None or record.held_back:
+            return False
+        meta = cur.get("metadata") or {}
+        version = meta.get("resourceVersion")
+        if not version or version == (old.get("metadata") or {}).get("resourceVersion"):
+            return False  # a periodic resync is never the write coming back
+        versions = record.versions
+        if version != versions.get((resource, str(meta.get("namespace") or ""))) and (
+            version != versions.get((resource, ""))  # recorded without its namespace
+        ):
+            return False
+        return _only_status_differs(old, cur)
+
+    def _hold_back(self, owner: str) -> None:
+        record = self._records.get(owner)
+        if record is not None:
+            record.held_back = True
 
     def pending(self, owner: str) -> dict[Resource, str]:
         """The newest versions written for ``owner`` that no sync has confirmed yet."""
@@ -222,5 +278,6 @@ class ConsistencyStore:
             except ValueError:
                 continue  # a data problem must not block syncing
             if behind:
+                record.held_back = True
                 raise StaleCache(resource, read, wrote)
         self.clear(owner, record.uid)

@@ -3,6 +3,8 @@ pkg/controller/util/consistency tests), and what the runner does with its StaleC
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from kcontrol.client import CONFIGMAPS, PODS, REPLICASETS
@@ -181,3 +183,77 @@ def test_an_informer_of_several_namespaces_is_asked_about_the_written_ones() -> 
 
     store.wrote_at("a/web", "uid", PODS, "30", namespace="elsewhere")  # not cached at all
     store.ensure_ready("a/web")
+
+
+def _rs(version: str, *, status: int = 1, replicas: int = 3, labels: str = "web") -> dict[str, Any]:
+    return {
+        "metadata": {
+            "name": "web",
+            "namespace": "ns",
+            "resourceVersion": version,
+            "labels": {"app": labels},
+            "managedFields": [{"manager": version}],
+        },
+        "spec": {"replicas": replicas},
+        "status": {"replicas": status},
+    }
+
+
+def test_own_status_write_coming_back_is_recognised() -> None:
+    """The informer's update carrying the controller's own newest status write need not
+    queue the owner; what differs from it in version, in what changed, or in namespace
+    does."""
+    store = Informers().store()
+    store.wrote_at("ns/web", "uid", REPLICASETS, "11", namespace="ns")
+
+    assert store.is_own_status_write("ns/web", REPLICASETS, _rs("10"), _rs("11", status=3))
+    # Another writer's change after it, or an older one of the controller's own.
+    assert not store.is_own_status_write("ns/web", REPLICASETS, _rs("11"), _rs("12", status=2))
+    assert not store.is_own_status_write("ns/web", REPLICASETS, _rs("9"), _rs("10", status=2))
+    # A relist that folds a spec or label change into the same event.
+    assert not store.is_own_status_write("ns/web", REPLICASETS, _rs("9", replicas=5), _rs("11"))
+    assert not store.is_own_status_write("ns/web", REPLICASETS, _rs("9", labels="x"), _rs("11"))
+    # A periodic resync of that very version: still queues (it retries what failed).
+    assert not store.is_own_status_write("ns/web", REPLICASETS, _rs("11"), _rs("11"))
+    # Another owner, another resource, an owner with no record.
+    assert not store.is_own_status_write("ns/db", REPLICASETS, _rs("10"), _rs("11", status=3))
+    assert not store.is_own_status_write("ns/web", PODS, _rs("10"), _rs("11", status=3))
+    store.clear("ns/web")
+    assert not store.is_own_status_write("ns/web", REPLICASETS, _rs("10"), _rs("11", status=3))
+
+    store.wrote_at("ns/web", "uid", REPLICASETS, "21")  # recorded without a namespace
+    assert store.is_own_status_write("ns/web", REPLICASETS, _rs("20"), _rs("21", status=3))
+
+
+def test_own_status_write_a_held_back_sync_waits_for_still_queues() -> None:
+    """A sync held back because the cache was behind the write (ensure_ready, or
+    ensure_current inside a recording) may be waiting for that very event: from then on,
+    until a sync passes, the write's echo is not recognised."""
+    informers = Informers()
+    informers.seen[REPLICASETS] = "10"
+    store = informers.store()
+    store.wrote_at("ns/web", "uid", REPLICASETS, "11", namespace="ns")
+    assert store.is_own_status_write("ns/web", REPLICASETS, _rs("10"), _rs("11", status=3))
+    with pytest.raises(StaleCache):
+        store.ensure_ready("ns/web")
+    assert not store.is_own_status_write("ns/web", REPLICASETS, _rs("10"), _rs("11", status=3))
+
+    informers.seen[REPLICASETS] = "11"
+    store.ensure_ready("ns/web")  # passes and forgets the record
+    store.wrote_at("ns/web", "uid", REPLICASETS, "12", namespace="ns")
+    assert store.is_own_status_write("ns/web", REPLICASETS, _rs("11"), _rs("12", status=3))
+
+
+async def test_own_status_write_after_a_guarded_copy_still_queues() -> None:
+    """A sync that ended at ensure_current (it was about to write from a copy older than its
+    own write) relies on its write's event to sync the owner again."""
+    client = FakeClient()
+    store = ConsistencyStore({CONFIGMAPS: lambda: "1"})
+    made = await client.create(CONFIGMAPS, {"metadata": {"name": "a", "namespace": "ns"}})
+    with store.recording("ns/owner", "uid"):
+        answer = await client.patch(CONFIGMAPS, "a", {"data": {"k": "1"}}, namespace="ns")
+        old = {**answer, "metadata": {**made["metadata"]}, "data": {"k": "1"}}
+        assert store.is_own_status_write("ns/owner", CONFIGMAPS, old, answer)
+        with pytest.raises(StaleCache):
+            store.ensure_current(CONFIGMAPS, made)
+    assert not store.is_own_status_write("ns/owner", CONFIGMAPS, old, answer)

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from replicaset_fixtures import NS, Fixture, ago, controller_ref, new_pod, new_replica_set
 
-from kcontrol.client import Object
+from kcontrol.client import REPLICASETS, Object
 from kcontrol.informers import DeletedFinalStateUnknown
 
 RS1 = new_replica_set(1, {"foo": "bar"}, name="rs1", uid="uid-1")
@@ -151,8 +151,57 @@ def changed(base: Object, **changes: Any) -> Object:
     return new
 
 
+def bound(base: Object) -> Object:
+    """``base`` as the scheduler's binding leaves it: on a node, with PodScheduled."""
+    new = changed(base)
+    new["spec"]["nodeName"] = "node-1"
+    new["status"]["conditions"] = [
+        {"type": "PodScheduled", "status": "True"},
+        *new["status"].get("conditions", []),
+    ]
+    return new
+
+
+def with_status(base: Object, **status: Any) -> Object:
+    new = changed(base)
+    new["status"].update(status)
+    return new
+
+
+def ready_at(base: Object, when: str) -> Object:
+    new = changed(base)
+    new["status"]["conditions"] = [{"type": "Ready", "status": "True", "lastTransitionTime": when}]
+    return new
+
+
 UPDATE_CASES = [
     UpdateCase("resync (same resourceVersion)", pod(owner=RS1), pod(owner=RS1), []),
+    # Departure from upstream (which queues every owned pod's update): only a change of what a
+    # sync counts - phase, readiness, labels, owner - queues the controller.
+    UpdateCase(
+        "owned, bound to a node: nothing",
+        pod(owner=RS1, ready=False),
+        bound(pod(owner=RS1, ready=False)),
+        [],
+    ),
+    UpdateCase(
+        "owned, container statuses and IPs: nothing",
+        pod(owner=RS1),
+        with_status(pod(owner=RS1), podIP="10.0.0.1", containerStatuses=[{"name": "app"}]),
+        [],
+    ),
+    UpdateCase(
+        "owned, phase changed: its controller",
+        pod(owner=RS1),
+        with_status(pod(owner=RS1), phase="Failed"),
+        ["default/rs1"],
+    ),
+    UpdateCase(
+        "owned, ready again since another time: its controller",
+        ready_at(pod(owner=RS1), "2026-01-01T00:00:00Z"),
+        changed(ready_at(pod(owner=RS1), "2026-01-01T00:00:09Z"), resourceVersion="3"),
+        ["default/rs1"],
+    ),
     UpdateCase(
         "owned, labels changed: its controller only",
         pod(owner=RS1),
@@ -246,6 +295,21 @@ async def test_update_to_terminating_observes_the_deletion_once() -> None:
     assert expectations is not None and expectations.fulfilled()
 
 
+async def test_terminating_pod_queues_again_only_when_it_reaches_a_terminal_phase() -> None:
+    """Counted as terminating once: a later shortening of its grace period changes nothing
+    a sync counts (departure from upstream, which queues it again); a terminal phase takes
+    it out of ``terminatingReplicas`` and queues."""
+    f = fixture_with(RS1)
+    terminating = changed(pod(owner=RS1), deletionTimestamp=ago(30))
+    shortened = changed(terminating, resourceVersion="3", deletionTimestamp=ago(1))
+
+    f.rsc.update_pod(terminating, shortened)
+    assert await f.drain_queue() == []
+
+    f.rsc.update_pod(shortened, with_status(shortened, phase="Succeeded"))
+    assert await f.drain_queue() == ["default/rs1"]
+
+
 async def test_terminating_pod_that_changed_labels_notifies_both_owners() -> None:
     f = fixture_with(RS1, RS2)
     old = pod(owner=RS1)
@@ -321,6 +385,24 @@ async def test_deleted_replica_set_drops_its_expectations(wrap: Callable[[Object
     f.rsc.expectations.expect_creations("default/rs1", 3)
     f.rsc.delete_replica_set(wrap(RS1))
     assert f.rsc.expectations.get_expectations("default/rs1") is None
+    assert await f.drain_queue() == ["default/rs1"]
+
+
+async def test_own_status_write_coming_back_is_not_queued() -> None:
+    """The controller's own status write, seen by the informer, brings nothing its sync did
+    not know (departure from upstream, which queues every update); another writer's status
+    change after it queues (and so does the write a held-back sync waits for: see
+    tests/controller/test_consistency.py)."""
+    f = Fixture()
+    old = dict(RS1, metadata={**RS1["metadata"], "resourceVersion": "4"})
+    written = dict(old, metadata={**old["metadata"], "resourceVersion": "5"}, status={"x": 1})
+    f.rsc.consistency.wrote_at("default/rs1", "uid-1", REPLICASETS, "5", namespace=NS)
+
+    f.rsc.update_replica_set(old, written)
+    assert await f.drain_queue() == []
+
+    foreign = dict(written, metadata={**written["metadata"], "resourceVersion": "6"})
+    f.rsc.update_replica_set(written, foreign)
     assert await f.drain_queue() == ["default/rs1"]
 
 
