@@ -54,6 +54,7 @@ from ..podutil import (
     POD_CONTROLLER_INDEX,
     ensure_index,
     is_pod_ready,
+    is_pod_terminal,
     pod_controller_index_func,
     pod_key,
     replica_state_changed,
@@ -289,9 +290,9 @@ class ReplicaSetController:
             if (
                 old_meta.get("deletionTimestamp") is not None
                 and not (labels_changed or ref_changed)
-                and (old.get("status") or {}).get("phase") == (cur.get("status") or {}).get("phase")
+                and is_pod_terminal(old) == is_pod_terminal(cur)
             ):
-                return  # counted as terminating already; only its grace period moved
+                return  # counted as terminating already, and still is
             # Graceful deletion first sets deletionTimestamp: act on it now, not when the
             # kubelet finally removes the pod.
             self.delete_pod(cur)

@@ -27,11 +27,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from kcontrol.client import Object
-from kcontrol.controller import get_controller_of
+from kcontrol.controller import get_controller_of, key_func
 from kcontrol.labels import selector_from_label_selector
 
 from .. import history
-from ._fields import meta, name, namespace, spec, status
+from ._fields import meta, name, spec, status
 from ._names import API_VERSION, KIND
 from ._pods import get_pod_revision
 from ._revisions import new_revision
@@ -126,7 +126,7 @@ class StatefulSetHistory:
     ) -> tuple[Object, int]:
         """The update revision and the collision count it is under (module docstring)."""
         latest = revisions[-1] if revisions else None
-        key = f"{namespace(set_)}/{name(set_)}"
+        key = key_func(set_)
         uid = str(meta(set_).get("uid") or "")
         found = meta(set_).get("generation")
         generation = found if type(found) is int else -1
