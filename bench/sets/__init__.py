@@ -66,7 +66,11 @@ events; KCM's clients are ``statefulset-controller`` and ``daemon-set-controller
 bench/jobs/_audit.py), quoted per set. Per run: peak RSS (``VmHWM``, start-up included), the
 controller's own ``rest_client_requests_total`` by method and its set queue's workqueue
 histograms. ``apiserver_request_total`` scraped around each phase is kept as a check on the
-audit log (all writers).
+audit log (all writers). The controller's reactions (bench/sets/_reaction.py): from each
+event a set's controller waits for (the set written, a pod Ready, a pod gone) to its next
+action on the set's pods (a pod created or deleted), as the benchmark's own pod watch sees
+both - per phase the median, 90th percentile and count; the part of each rollout step that
+is the controller's, where the rest is the scheduler's and kwok's.
 
 Client limits: ``20:30`` is QPS 20 / burst 30, kube-controller-manager's default, on both
 sides; ``unthrottled`` is QPS 10000 / burst 10000 for KCM and ``--kube-api-qps=0`` (no
@@ -78,7 +82,7 @@ cluster's KCM, the controller under test, this script and other people's work - 
 contends most, CPU-seconds are steadier; the 1-minute load average at each run's start is
 recorded. The StatefulSet create and re-template are paced by kwok's ready delay (one pod at
 a time per set, ``OrderedReady``), so their times say more about the controller's reaction
-time than about its throughput.
+time than about its throughput, and the reactions table gives that time on its own.
 
 Usage (from the repository root)::
 

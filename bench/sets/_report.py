@@ -18,6 +18,7 @@ from bench._tables import cell, median, ratio, ratio_value
 from bench.jobs._audit import KCM, KCONTROL
 from bench.jobs._report import IMPL_NAMES, requests_table
 from bench.rollout import Limit, Phase
+from bench.sets._reaction import Reactions
 from bench.sets._run import IMPLS, PHASES, Run
 from bench.sets._workload import KINDS, Size
 
@@ -30,6 +31,7 @@ __all__ = [
     "medians",
     "ratio_digits",
     "raw_table",
+    "reactions_table",
     "report",
     "results_points",
     "verdict",
@@ -201,6 +203,7 @@ def report(runs: list[Run]) -> str:
                     f"| {cell(s['stale_skips'], 0)} |"
                 )
     out.append("")
+    out.extend(reactions_table(runs))
 
     out.append("## The controllers' API writes per set by verb and resource (medians)\n")
     for (size, limit), by in groups(runs).items():
@@ -231,6 +234,47 @@ def report(runs: list[Run]) -> str:
             out.append(f"| {key} | " + " | ".join(cells) + " |")
         out.append("")
     return "\n".join(out)
+
+
+def reactions_table(runs: list[Run]) -> list[str]:
+    """The controller's reactions by phase (bench/sets/_reaction.py): medians over a side's
+    runs of each run's median and 90th percentile; nothing when no run measured them."""
+    if not any(r.reactions for r in runs):
+        return []
+    out = [
+        "## The controller's reactions\n\n"
+        "From the event a set's controller waits for (the benchmark's write of the set, one "
+        "of its pods Ready, one of its pods gone) to the controller's next action on that "
+        "set's pods (a pod created, a pod deleted), as the benchmark's own pod watch sees "
+        "both; milliseconds, the median over runs of each run's p50 and p90, and the "
+        "actions per run. The rest of each step of a rollout is the scheduler's and kwok's, "
+        "the same for both sides.\n",
+        "| workload | client limit | phase | actions KCM / kcontrol | KCM p50 ms "
+        "| kcontrol p50 ms | ratio | KCM p90 ms | kcontrol p90 ms | ratio |",
+        "|---|---|---|--:|--:|--:|--:|--:|--:|--:|",
+    ]
+    for (size, limit), by in groups(runs).items():
+        for phase in PHASES:
+            found = {
+                impl: [r.reactions[phase] for r in by.get(impl, []) if phase in r.reactions]
+                for impl in IMPLS
+            }
+            if not all(found.values()):
+                continue
+            m = {
+                impl: {
+                    s: median([getattr(x, s) for x in found[impl]]) for s in ("count", "p50", "p90")
+                }
+                for impl in IMPLS
+            }
+            k, c = m[KCM], m[KCONTROL]
+            out.append(
+                f"| {size} | {limit} | {phase} | {cell(k['count'], 0)} / {cell(c['count'], 0)} "
+                f"| {cell(k['p50'], 1)} | {cell(c['p50'], 1)} | {ratio(c['p50'], k['p50'])} "
+                f"| {cell(k['p90'], 1)} | {cell(c['p90'], 1)} | {ratio(c['p90'], k['p90'])} |"
+            )
+    out.append("")
+    return out
 
 
 def raw_table(runs: list[Run]) -> str:
@@ -318,4 +362,5 @@ def load(path: str | Path) -> list[Run]:
 
 def _run(raw: dict[str, Any]) -> Run:
     phases = {name: Phase(**p) for name, p in raw.pop("phases").items()}
-    return Run(**raw, phases=phases)
+    found = {name: Reactions(**r) for name, r in raw.pop("reactions", {}).items()}
+    return Run(**raw, phases=phases, reactions=found)

@@ -34,6 +34,7 @@ from bench.rollout import (
     read_audit,
     scrape_writes,
 )
+from bench.sets._reaction import PodTracker, Reactions, reactions, summary
 from bench.sets._workload import (
     DS,
     STS,
@@ -46,9 +47,9 @@ from bench.sets._workload import (
     statefulset,
     template_patch,
 )
-from kcontrol.client import DAEMONSETS, STATEFULSETS, ApiClient, PatchType
+from kcontrol.client import DAEMONSETS, PODS, STATEFULSETS, ApiClient, PatchType
 from kcontrol.envtest.cluster import WITHOUT_WORKLOAD_CONTROLLERS, Cluster
-from kcontrol.informers import SharedInformerFactory
+from kcontrol.informers import ResourceEventHandlerFuncs, SharedInformerFactory
 
 __all__ = [
     "CLIENT_NAMES",
@@ -99,6 +100,7 @@ class Run:
     requests: dict[str, int] = field(default_factory=dict)  # its own client, by method
     events_dropped: int = -1  # kcontrol_events_dropped_total (kcontrol only)
     timings: dict[str, float] = field(default_factory=dict)  # see controller_timings
+    reactions: dict[str, Reactions] = field(default_factory=dict)  # by phase: _reaction.py
     note: str = ""
 
     @property
@@ -172,6 +174,14 @@ class Bench(ControllerBench[Size, Run]):
         client_name = CLIENT_NAMES[size.kind]
         factory = SharedInformerFactory(client, namespace=namespace)
         lister = factory.for_resource(resource).lister()
+        tracker = PodTracker(time.time)
+        factory.for_resource(PODS).add_event_handler(
+            ResourceEventHandlerFuncs(
+                add_func=tracker.on_add,
+                update_func=tracker.on_update,
+                delete_func=tracker.on_delete,
+            )
+        )
         semaphore = asyncio.Semaphore(CREATE_CONCURRENCY)
         generations: dict[str, int] = {}
 
@@ -179,6 +189,7 @@ class Bench(ControllerBench[Size, Run]):
             body = statefulset(name, size.n) if size.kind == STS else daemonset(name, size.n)
             async with semaphore:
                 created = await client.create(resource, body, namespace=namespace)
+            tracker.wrote(name)
             generations[name] = created["metadata"]["generation"]
 
         async def retemplate(name: str) -> None:
@@ -190,6 +201,7 @@ class Bench(ControllerBench[Size, Run]):
                     namespace=namespace,
                     patch_type=PatchType.MERGE,
                 )
+            tracker.wrote(name)
             generations[name] = patched["metadata"]["generation"]
 
         async def wait_rolled_out(start: float) -> tuple[float, float, bool]:
@@ -264,6 +276,9 @@ class Bench(ControllerBench[Size, Run]):
                 dict(window.others),
             )
             p.audit_writes = window.total
+            result.reactions[phase] = summary(
+                reactions(tracker.marks, boundaries[i], boundaries[i + 1])
+            )
 
 
 def describe(run: Run) -> str:
