@@ -26,6 +26,10 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from kcontrol.controller import get_controller_of
+from kcontrol.informers import deleted_object
+from kcontrol_controllers.podutil import is_pod_ready
+
 __all__ = ["ACTION", "TRIGGER", "Mark", "PodTracker", "Reactions", "reactions", "summary"]
 
 TRIGGER = "trigger"
@@ -40,18 +44,9 @@ class Mark:
 
 
 def _owner(pod: Mapping[str, Any]) -> str | None:
-    for ref in (pod.get("metadata") or {}).get("ownerReferences") or ():
-        if ref.get("controller"):
-            name = ref.get("name")
-            return name if isinstance(name, str) else None
-    return None
-
-
-def _ready(pod: Mapping[str, Any]) -> bool:
-    for condition in (pod.get("status") or {}).get("conditions") or ():
-        if condition.get("type") == "Ready":
-            return bool(condition.get("status") == "True")
-    return False
+    ref = get_controller_of(pod)
+    name = None if ref is None else ref.get("name")
+    return name if isinstance(name, str) else None
 
 
 def _deleting(pod: Mapping[str, Any]) -> bool:
@@ -78,14 +73,14 @@ class PodTracker:
         owner = _owner(new)
         if owner is None:
             return
-        if _ready(new) and not _ready(old):
+        if is_pod_ready(new) and not is_pod_ready(old):
             self.marks.append(Mark(self.clock(), owner, TRIGGER))
         if _deleting(new) and not _deleting(old):
             self.marks.append(Mark(self.clock(), owner, ACTION))
 
-    def on_delete(self, pod: Any) -> None:
-        obj = getattr(pod, "obj", pod)  # a tombstone carries the last state it knew
-        owner = _owner(obj) if isinstance(obj, Mapping) else None
+    def on_delete(self, obj: Any) -> None:
+        pod = deleted_object(obj, "Pod")  # a tombstone carries the last state it knew
+        owner = None if pod is None else _owner(pod)
         if owner is not None:
             self.marks.append(Mark(self.clock(), owner, TRIGGER))
 
