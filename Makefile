@@ -88,7 +88,8 @@ run: venv assets bytecode
 # the tables as $(BENCH_OUT)/tables/<suite>.md and the PNGs in $(BENCH_OUT)/plots/.
 # The default is what docs/benchmarks.md quotes; on the shared 2-core machine: decode + workqueue
 # ~6 min, informer at 1k, 10k and 50k pods 15-30 min, and the full rollout matrix (50x3,
-# 200x5 and 1000x1, at QPS 20 / burst 30 and unthrottled, 3 runs each) about 4-5 hours,
+# 200x5 and 1000x1, at QPS 20 / burst 30 and unthrottled, pods Ready 1 s after they start and
+# at once - issue 37 -, 3 runs each) about 8-10 hours,
 # kwokctl (the rollout on a cluster kwokctl makes, pods Ready at once, kubectl apply: 50x3 and
 # 200x3, 3 runs; issue 37's outside harness) ~10 min, operator at 50 and 500 Websites, 3 runs each, ~15 min; jobs (KCM's job controller) at 20x10x5
 # and 100x4x2 (N Jobs x M completions x parallelism P), QPS 20 / burst 30 and unthrottled,
@@ -110,7 +111,7 @@ BENCH_OUT ?= /tmp/kcontrol-bench
 BENCH_DECODE_ARGS ?= -n 2000 --rounds 3
 BENCH_WORKQUEUE_ARGS ?= --items 50000 --runs 1
 BENCH_INFORMER_ARGS ?= --pods 1000,5000 --runs 1 --churn-seconds 5
-BENCH_ROLLOUT_ARGS ?= --sizes 20x2 --qps unthrottled --runs 1
+BENCH_ROLLOUT_ARGS ?= --sizes 20x2 --qps unthrottled --runs 1 --pod-ready-delay 1,0
 BENCH_OPERATOR_ARGS ?= --websites 20 --runs 1
 BENCH_JOBS_ARGS ?= --sizes 5x4x2 --qps unthrottled --runs 1 --pod-ready-delay 1,0
 BENCH_SETS_ARGS ?= --sizes sts=3x3,ds=2x5 --qps unthrottled --runs 1
@@ -125,7 +126,7 @@ BENCH_OUT ?= bench/results
 BENCH_DECODE_ARGS ?=
 BENCH_WORKQUEUE_ARGS ?=
 BENCH_INFORMER_ARGS ?= --pods 1000,10000,50000
-BENCH_ROLLOUT_ARGS ?= --sizes 50x3,200x5,1000x1 --qps 20:30,unthrottled --runs 3
+BENCH_ROLLOUT_ARGS ?= --sizes 50x3,200x5,1000x1 --qps 20:30,unthrottled --runs 3 --pod-ready-delay 1,0
 BENCH_OPERATOR_ARGS ?= --websites 50,500 --runs 3
 BENCH_JOBS_ARGS ?= --sizes 20x10x5,100x4x2 --qps 20:30,unthrottled --runs 3 --pod-ready-delay 1,0
 BENCH_SETS_ARGS ?= --sizes sts=50x5,ds=5x50 --qps 20:30,unthrottled --runs 2

@@ -5,7 +5,8 @@ tables and its results file's parameters - and takes the rest from here:
 
 - the parser (:func:`suite_parser`) and the options every suite spells alike: the outputs
   (``--out``, ``--json``, ``--plot``, ``--dump``, ``--merge``: :func:`add_output_options`),
-  the client limits (``--qps``: :func:`add_client_limits`) and the controller process under
+  the client limits (``--qps``: :func:`add_client_limits`), the pod timings (``--pod-ready-delay``:
+  :func:`add_ready_delays`, :func:`ready_delays`) and the controller process under
   test (``--profile``, ``--keep-logs``, ``--kcm-gomaxprocs``: :func:`add_controller_options`);
 - the runs (:func:`collect_runs`): those of the ``--merge`` files, then ``--runs`` measured
   ones, the list written to ``--dump`` after each (:func:`dump_after_each`);
@@ -38,9 +39,11 @@ __all__ = [
     "add_controller_options",
     "add_keep_logs",
     "add_output_options",
+    "add_ready_delays",
     "collect_runs",
     "dump_after_each",
     "publish",
+    "ready_delays",
     "suite_parser",
 ]
 
@@ -68,6 +71,26 @@ def add_client_limits(p: argparse.ArgumentParser, default: str) -> None:
         default=default,
         help="comma-separated client limits: QPS:BURST or unthrottled (both sides alike)",
     )
+
+
+def add_ready_delays(p: argparse.ArgumentParser, default: str = "1") -> None:
+    """``--pod-ready-delay``: kwok's seconds from a pod's start to Ready, comma-separated;
+    each is a cell of the suite's matrix, on a cluster of its own (:func:`ready_delays`)."""
+    p.add_argument(
+        "--pod-ready-delay",
+        default=default,
+        help="comma-separated seconds from a pod's start to Ready (kwok), each a cell of the "
+        "matrix with a cluster of its own: 1,0 measures pods Ready 1 s after they start and "
+        "at once",
+    )
+
+
+def ready_delays(text: str) -> list[float]:
+    """``--pod-ready-delay``'s seconds, in the order given, each once."""
+    delays = list(dict.fromkeys(float(d) for d in text.split(",") if d.strip()))
+    if not delays or any(d < 0 for d in delays):
+        raise SystemExit(f"--pod-ready-delay {text!r}: seconds, comma-separated, none negative")
+    return delays
 
 
 def add_output_options(p: argparse.ArgumentParser, *, plot: bool = False) -> None:

@@ -8,7 +8,9 @@ format) and writes PNGs into ``bench/results/plots/``.
 - ``rollout_time.png``: time until every Deployment completed its rollout against the number
   of Deployments, kcontrol-manager against kube-controller-manager, unthrottled and at
   QPS 20 / burst 30, for the create and the update phase;
-- ``rollout_writes.png``: the controllers' API writes per rollout, same layout;
+- ``rollout_cpu.png``: the controller process's CPU-seconds in each phase, same layout;
+- ``rollout_writes.png``: the controllers' API writes per rollout, same layout (each of the
+  three has a row per pod timing: pods Ready 1 s after they start, and at once);
 - ``operator.png``: the Website operator written with kcontrol and with kopf, both at their
   defaults on envtest: seconds until every Website converged, the operator's CPU-seconds and
   its API writes per Website, for each phase (create, image update, Deployments ready,
@@ -224,60 +226,96 @@ def plot_informer(doc: dict[str, Any], out: Path) -> list[Path]:
     return written
 
 
+def _ready_delay(point: dict[str, Any], doc: dict[str, Any]) -> float:
+    """A rollout point's pod timing (files written before it was per point: the run's one)."""
+    delay = point.get("pod_ready_delay_seconds")
+    if delay is None:
+        delay = doc["parameters"].get("pod_ready_delay_seconds", 1.0)
+    return float(delay)
+
+
+def _ready_title(delay: float) -> str:
+    return "pods Ready at once" if delay == 0 else f"pods Ready {delay:g} s after they start"
+
+
+ROLLOUT_PLOTS = (
+    ("wall_seconds", "seconds until every Deployment is complete", "Rollout time",
+     "rollout_time.png"),
+    ("cpu_seconds", "controller process CPU-seconds in the phase", "Rollout CPU",
+     "rollout_cpu.png"),
+    ("writes_per_rollout", "API writes per Deployment (controller's own)",
+     "API writes per rollout", "rollout_writes.png"),
+)  # fmt: skip
+
+
 def plot_rollout(doc: dict[str, Any], out: Path) -> list[Path]:
+    """``rollout_time.png``, ``rollout_cpu.png``, ``rollout_writes.png``: a row of two panels
+    (create, update) per pod timing, a line per implementation and client limit."""
     points = doc["points"]
     limits = [lim for lim in LIMIT_STYLE if any(p["client_limit"] == lim for p in points)]
+    delays = sorted({_ready_delay(p, doc) for p in points}, reverse=True)
     deployments = sorted({p["deployments"] for p in points})
     sizes = {p["deployments"]: p["size"] for p in points}
     written = []
-    for key, ylabel, title, name in (
-        ("wall_seconds", "seconds until every Deployment is complete", "Rollout time",
-         "rollout_time.png"),
-        ("writes_per_rollout", "API writes per Deployment (controller's own)",
-         "API writes per rollout", "rollout_writes.png"),
-    ):  # fmt: skip
-        fig, axes = plt.subplots(1, 2, figsize=(11, 5.6))
-        for ax, phase in zip(axes, ("create", "update"), strict=True):
-            for limit in limits:
-                for impl in ("KCM", "kcontrol"):
-                    rows = sorted(
-                        (
-                            p
-                            for p in points
-                            if p["implementation"] == impl
-                            and p["client_limit"] == limit
-                            and p["phase"] == phase
-                        ),
-                        key=lambda p: p["deployments"],
-                    )
-                    if not rows:
-                        continue
-                    style = dict(STYLE[impl])
-                    label = ("kcontrol-manager" if impl == "kcontrol" else style["label"]) + (
-                        f", {LIMIT_STYLE[limit]['suffix']}"
-                    )
-                    style.update(
-                        label=label,
-                        linestyle=LIMIT_STYLE[limit]["linestyle"],
-                        fillstyle=LIMIT_STYLE[limit]["fillstyle"],
-                        markersize=7,
-                    )
-                    xs = [p["deployments"] for p in rows]
-                    ys = [p[key] for p in rows]
-                    ax.plot(xs, ys, **style)
-            _log_axis(ax, "x", deployments)
-            ax.set_xticklabels([f"{n:,}\n({sizes[n]})" for n in deployments])
-            ax.set_xlabel("Deployments (N x replicas each)")
-            ax.set_ylabel(ylabel)
-            ax.set_title(PHASE_TITLES[phase])
-            ax.set_ylim(bottom=0, top=ax.get_ylim()[1] * 1.1)
-            ax.grid(True, which="major", alpha=0.3)
-        handles, labels = axes[0].get_legend_handles_labels()
+    for key, ylabel, title, name in ROLLOUT_PLOTS:
+        fig, grid = plt.subplots(
+            len(delays), 2, figsize=(11, 1.2 + 4.4 * len(delays)), squeeze=False
+        )
+        for row, delay in zip(grid, delays, strict=True):
+            for ax, phase in zip(row, ("create", "update"), strict=True):
+                for limit in limits:
+                    for impl in ("KCM", "kcontrol"):
+                        rows = sorted(
+                            (
+                                p
+                                for p in points
+                                if p["implementation"] == impl
+                                and p["client_limit"] == limit
+                                and p["phase"] == phase
+                                and _ready_delay(p, doc) == delay
+                            ),
+                            key=lambda p: p["deployments"],
+                        )
+                        if not rows:
+                            continue
+                        style = dict(STYLE[impl])
+                        label = ("kcontrol-manager" if impl == "kcontrol" else style["label"]) + (
+                            f", {LIMIT_STYLE[limit]['suffix']}"
+                        )
+                        style.update(
+                            label=label,
+                            linestyle=LIMIT_STYLE[limit]["linestyle"],
+                            fillstyle=LIMIT_STYLE[limit]["fillstyle"],
+                            markersize=7,
+                        )
+                        xs = [p["deployments"] for p in rows]
+                        ys = [p[key] for p in rows]
+                        ax.plot(xs, ys, **style)
+                _log_axis(ax, "x", deployments)
+                ax.set_xticklabels([f"{n:,}\n({sizes[n]})" for n in deployments])
+                ax.set_xlabel("Deployments (N x replicas each)")
+                ax.set_ylabel(ylabel)
+                ax.set_title(f"{PHASE_TITLES[phase]}\n{_ready_title(delay)}", fontsize=10)
+                if key == "cpu_seconds":  # a ratio is the same gap at every size
+                    _log_axis(ax, "y")
+                else:
+                    ax.set_ylim(bottom=0, top=ax.get_ylim()[1] * 1.1)
+                ax.grid(True, which="major", alpha=0.3)
+        labelled: dict[str, Any] = {}
+        for ax in grid.flat:
+            for handle, label in zip(*ax.get_legend_handles_labels(), strict=True):
+                labelled.setdefault(label, handle)
         fig.legend(
-            handles, labels, loc="upper center", ncol=2, fontsize=9, bbox_to_anchor=(0.5, 0.93)
+            list(labelled.values()),
+            list(labelled),
+            loc="upper center",
+            ncol=2,
+            fontsize=9,
+            bbox_to_anchor=(0.5, 1 - 0.35 / fig.get_figheight()),
         )
         fig.suptitle(f"{title}: kcontrol-manager against kube-controller-manager (kwok cluster)")
-        fig.tight_layout(rect=(0, 0.1, 1, 0.86))
+        top = 1 - 0.85 / fig.get_figheight()
+        fig.tight_layout(rect=(0, 0.6 / fig.get_figheight(), 1, top))
         runs = sorted({p["runs"] for p in points})
         all_sizes = {p["size"] for p in points}
         measured = sorted({p["size"] for p in points if p["client_limit"] == "20:30"})
@@ -295,9 +333,12 @@ def plot_rollout(doc: dict[str, Any], out: Path) -> list[Path]:
                 "Writes from the apiserver's audit log, by user agent; events included "
                 "(details: bench/results/rollout.md)."
             )
-        else:
-            delay = doc["parameters"].get("pod_ready_delay_seconds")
-            caption += f"Pods made Ready by kwok {delay:g} s after they start." if delay else ""
+        elif key == "cpu_seconds":
+            caption += (
+                "User + system CPU of the controller process during the phase (start-up "
+                "apart), on a log scale: equal ratios are equal gaps (details: "
+                "bench/results/rollout.md)."
+            )
         _caption(fig, doc, caption)
         written.append(_save(fig, out / name))
     return written

@@ -1,10 +1,12 @@
 """Rollout benchmark (benchmarks.md, scenario 5): kcontrol-manager side by side with
 kube-controller-manager's Deployment and ReplicaSet controllers.
 
-For each size ``NxR`` in ``--sizes`` one kwok cluster is started (kcontrol.envtest.cluster:
-etcd, kube-apiserver, kube-scheduler, kube-controller-manager without its deployment and
-replicaset controllers, kwok with ``ceil(2*N*R/110) + 1`` nodes, pods Ready
-``--pod-ready-delay`` seconds after they start). Then, for each client limit in ``--qps``,
+For each size ``NxR`` in ``--sizes`` and each pod timing in ``--pod-ready-delay``
+(comma-separated seconds from a pod's start to Ready: ``1,0`` measures pods Ready 1 s after
+they start and at once, as kwok's default stages and a cluster made by kwokctl have them -
+issue 37) one kwok cluster is started (kcontrol.envtest.cluster: etcd, kube-apiserver,
+kube-scheduler, kube-controller-manager without its deployment and replicaset controllers,
+kwok with ``ceil(2*N*R/110) + 1`` nodes). Then, for each client limit in ``--qps``,
 ``--runs`` runs, each run measuring both controller managers one after the other (KCM, then
 kcontrol, then KCM, ...: A, B, A, B), every one of them on the same apiserver:
 
@@ -87,7 +89,7 @@ Caveats:
 Usage::
 
     .venv/bin/python -m bench.rollout --sizes 50x3,200x5,1000x1 --qps 20:30,unthrottled \\
-        --runs 3 --pod-ready-delay 1 --out bench/results/tables/rollout.md \\
+        --runs 3 --pod-ready-delay 1,0 --out bench/results/tables/rollout.md \\
         --json bench/results/rollout.json --dump /tmp/rollout.json
 
 (``python bench/rollout.py`` works too.) ``--merge FILE`` adds the runs of earlier ``--dump``
@@ -131,6 +133,7 @@ import aiohttp
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # python bench/rollout.py
 
+from bench._cli import add_ready_delays, ready_delays
 from bench._process import kcontrol_manager, load_average, proc_cpu, proc_status_kb
 from bench._results import machine_facts, write_results
 from kcontrol.client import DEPLOYMENTS, NAMESPACES, ApiClient, PatchType, load_config
@@ -569,6 +572,20 @@ class Run:
     queues: dict[str, dict[str, float]] = field(default_factory=dict)
     process_cpu: float = -1.0  # its process_cpu_seconds_total when scraped (whole life)
     note: str = ""
+    # kwok's seconds from a pod's start to Ready on the run's cluster; runs dumped before it
+    # was recorded load with the default they were made with, 1 s (`--merge` of an older
+    # dump of pods Ready at once would show them as 1 s: render those from their own files)
+    ready_delay: float = 1.0
+
+
+def ready_label(delay: float) -> str:
+    """How the tables name a pod timing."""
+    return "at once" if delay == 0 else f"{delay:g} s"
+
+
+def cell(r: Run) -> str:
+    """The first cells of a per-run table row: size, client limit, pod timing."""
+    return f"| {r.size} | {r.limit} | {ready_label(r.ready_delay)}"
 
 
 async def scrape_controller(controller: ControllerProcess, token: str) -> str:
@@ -669,6 +686,7 @@ class Bench:
             index=index,
             started=datetime.datetime.now(datetime.UTC).strftime("%H:%M:%S"),
             load=load_average(),
+            ready_delay=self.cluster.pod_ready_delay,
         )
         config = await load_config(kubeconfig=str(self.cluster.kubeconfig_path))
         connector = aiohttp.TCPConnector(ssl=self.cluster.ssl_context())
@@ -868,7 +886,9 @@ class Bench:
 # --------------------------------------------------------------------------- orchestration
 
 
-async def run_size(size: Size, limits: list[Limit], args: Any, results: list[Run]) -> None:
+async def run_size(
+    size: Size, limits: list[Limit], args: Any, results: list[Run], ready_delay: float
+) -> None:
     directory = Path(tempfile.mkdtemp(prefix="kcontrol-rollout-"))
     policy = directory / "audit-policy.yaml"
     policy.write_text(AUDIT_POLICY)
@@ -876,7 +896,7 @@ async def run_size(size: Size, limits: list[Limit], args: Any, results: list[Run
     nodes = math.ceil(2 * size.deployments * size.replicas / PODS_PER_NODE) + 1
     cluster = Cluster(
         nodes=nodes,
-        pod_ready_delay=args.pod_ready_delay,
+        pod_ready_delay=ready_delay,
         extra_apiserver_args=[
             f"--audit-policy-file={policy}",
             f"--audit-log-path={audit_log}",
@@ -884,7 +904,11 @@ async def run_size(size: Size, limits: list[Limit], args: Any, results: list[Run
             "--audit-log-maxsize=0",
         ],
     )
-    print(f"# {size.label}: starting a cluster with {nodes} kwok nodes ({directory})", flush=True)
+    print(
+        f"# {size.label}, pods Ready {ready_label(ready_delay)}: starting a cluster with "
+        f"{nodes} kwok nodes ({directory})",
+        flush=True,
+    )
     async with cluster:
         bench = Bench(cluster, audit_log, directory, args)
         # A fresh apiserver, etcd and kwok are slower on their first rollouts: one small
@@ -902,7 +926,8 @@ async def run_size(size: Size, limits: list[Limit], args: Any, results: list[Run
                     if args.dump:
                         dump(args.dump, results)
                     print(
-                        f"{size.label} {limit.label:>11} {impl:>8} run {index}: "
+                        f"{size.label} {limit.label:>11} {ready_label(ready_delay):>7} "
+                        f"{impl:>8} run {index}: "
                         + "  ".join(
                             f"{name} {p.wall:.1f}s cpu {p.cpu:.1f}s writes {sum(p.writes.values())}"
                             for name, p in run.phases.items()
@@ -940,20 +965,29 @@ def ratio(a: float, b: float) -> str:
     return f"{a / b:.2f}" if b else "-"
 
 
+Group = tuple[str, str, float]
+"""Runs measured alike: size, client limit, pod timing."""
+
+
+def grouped(results: list[Run]) -> dict[Group, dict[str, list[Run]]]:
+    groups: dict[Group, dict[str, list[Run]]] = {}
+    for r in results:
+        groups.setdefault((r.size, r.limit, r.ready_delay), {}).setdefault(r.impl, []).append(r)
+    return groups
+
+
 def report(results: list[Run]) -> str:
     out: list[str] = []
-    groups: dict[tuple[str, str], dict[str, list[Run]]] = {}
-    for r in results:
-        groups.setdefault((r.size, r.limit), {}).setdefault(r.impl, []).append(r)
+    groups = grouped(results)
 
     out.append("## Medians (kcontrol/KCM ratios of the medians)\n")
     out.append(
-        "| N x R | client limit | phase | runs | KCM wall s | kcontrol wall s | ratio "
+        "| N x R | client limit | pods Ready | phase | runs | KCM wall s | kcontrol wall s | ratio "
         "| KCM CPU s | kcontrol CPU s | ratio | KCM writes/rollout | kcontrol writes/rollout "
         "| ratio | apiserver+etcd CPU s KCM / kcontrol |"
     )
-    out.append("|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
-    for (size, limit), by_impl in groups.items():
+    out.append("|---|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
+    for (size, limit, delay), by_impl in groups.items():
         n = int(size.split("x")[0])
         for phase in PHASES:
             row = {}
@@ -968,27 +1002,28 @@ def report(results: list[Run]) -> str:
                 )
             k, c = row[KCM], row[KCONTROL]
             out.append(
-                f"| {size} | {limit} | {phase} | {k[0]}+{c[0]} | {k[1]:.1f} | {c[1]:.1f} "
+                f"| {size} | {limit} | {ready_label(delay)} | {phase} | {k[0]}+{c[0]} "
+                f"| {k[1]:.1f} | {c[1]:.1f} "
                 f"| {ratio(c[1], k[1])} | {k[2]:.2f} | {c[2]:.2f} | {ratio(c[2], k[2])} "
                 f"| {k[3]:.2f} | {c[3]:.2f} | {ratio(c[3], k[3])} | {k[4]:.1f} / {c[4]:.1f} |"
             )
     out.append("")
     out.append(
-        "| N x R | client limit | KCM peak RSS MB | kcontrol peak RSS MB | ratio "
+        "| N x R | client limit | pods Ready | KCM peak RSS MB | kcontrol peak RSS MB | ratio "
         "| KCM start CPU s | kcontrol start CPU s |"
     )
-    out.append("|---|---|--:|--:|--:|--:|--:|")
-    for (size, limit), by_impl in groups.items():
+    out.append("|---|---|---|--:|--:|--:|--:|--:|")
+    for (size, limit, delay), by_impl in groups.items():
         rss = {i: median([r.peak_rss_kb / 1024 for r in by_impl.get(i, [])]) for i in IMPLS}
         start = {i: median([r.start_cpu for r in by_impl.get(i, [])]) for i in IMPLS}
         out.append(
-            f"| {size} | {limit} | {rss[KCM]:.0f} | {rss[KCONTROL]:.0f} "
+            f"| {size} | {limit} | {ready_label(delay)} | {rss[KCM]:.0f} | {rss[KCONTROL]:.0f} "
             f"| {ratio(rss[KCONTROL], rss[KCM])} | {start[KCM]:.2f} | {start[KCONTROL]:.2f} |"
         )
     out.append("")
 
     out.append("## API writes per rollout by verb and resource (medians)\n")
-    for (size, limit), by_impl in groups.items():
+    for (size, limit, delay), by_impl in groups.items():
         n = int(size.split("x")[0])
         keys = sorted(
             {
@@ -999,7 +1034,10 @@ def report(results: list[Run]) -> str:
                 for k in p.writes
             }
         )
-        out.append(f"{size}, client limit {limit}: writes per Deployment\n")
+        out.append(
+            f"{size}, client limit {limit}, pods Ready {ready_label(delay)}: "
+            "writes per Deployment\n"
+        )
         out.append(
             "| verb resource | KCM create | kcontrol create | KCM update | kcontrol update |"
         )
@@ -1027,17 +1065,17 @@ def report(results: list[Run]) -> str:
 
 def raw_table(results: list[Run]) -> str:
     out = [
-        "| N x R | limit | side | run | started UTC | load | phase | wall s | p50 s | lag s | CPU s "
-        "| apiserver+etcd CPU s | writes | non-2xx | other writers | all writers (metrics / audit) "
-        "| peak RSS MB | start CPU s |",
-        "|---|---|---|--:|---|--:|---|--:|--:|--:|--:|--:|--:|--:|---|---|--:|--:|",
+        "| N x R | limit | pods Ready | side | run | started UTC | load | phase | wall s | p50 s "
+        "| lag s | CPU s | apiserver+etcd CPU s | writes | non-2xx | other writers "
+        "| all writers (metrics / audit) | peak RSS MB | start CPU s |",
+        "|---|---|---|---|--:|---|--:|---|--:|--:|--:|--:|--:|--:|--:|---|---|--:|--:|",
     ]
     for r in results:
         for phase, p in r.phases.items():
             others = ", ".join(f"{w} {c}" for w, c in sorted(p.others.items(), key=lambda x: -x[1]))
             errors = ", ".join(f"{k} x{c}" for k, c in sorted(p.errors.items())) or "0"
             out.append(
-                f"| {r.size} | {r.limit} | {r.impl} | {r.index} | {r.started} | {r.load:.2f} "
+                f"{cell(r)} | {r.impl} | {r.index} | {r.started} | {r.load:.2f} "
                 f"| {phase}{'' if p.completed else ' (TIMED OUT)'} | {p.wall:.1f} | {p.p50:.1f} | {p.lag:.1f} "
                 f"| {p.cpu:.2f} | {p.plane_cpu:.1f} | {sum(p.writes.values())} | {errors} "
                 f"| {others} | {p.metric_writes} / {p.audit_writes} "
@@ -1050,8 +1088,8 @@ def raw_table(results: list[Run]) -> str:
         "recorder dropped (`kcontrol_events_dropped_total`; KCM has no such counter):"
     )
     out.append("")
-    out.append("| N x R | limit | side | run | requests by method | events dropped |")
-    out.append("|---|---|---|--:|---|--:|")
+    out.append("| N x R | limit | pods Ready | side | run | requests by method | events dropped |")
+    out.append("|---|---|---|---|--:|---|--:|")
     for r in results:
         if r.requests:
             methods = ", ".join(f"{m} {c}" for m, c in sorted(r.requests.items()))
@@ -1063,9 +1101,13 @@ def raw_table(results: list[Run]) -> str:
             )
             if reasons:
                 dropped += f" ({reasons})"
-            out.append(f"| {r.size} | {r.limit} | {r.impl} | {r.index} | {methods} | {dropped} |")
+            out.append(f"{cell(r)} | {r.impl} | {r.index} | {methods} | {dropped} |")
     out += syncs_table(results)
-    notes = [f"{r.size} {r.limit} {r.impl} {r.index}: {r.note}" for r in results if r.note]
+    notes = [
+        f"{r.size} {r.limit} {ready_label(r.ready_delay)} {r.impl} {r.index}: {r.note}"
+        for r in results
+        if r.note
+    ]
     if notes:
         out.append("")
         out.append("Notes: " + "; ".join(notes))
@@ -1089,9 +1131,9 @@ def syncs_table(results: list[Run]) -> list[str]:
         "and the process's `process_cpu_seconds_total` per sync - each over the process's "
         "life, scraped at its end:",
         "",
-        f"| N x R | limit | side | run | syncs {names} | queue wait ms | work ms "
+        f"| N x R | limit | pods Ready | side | run | syncs {names} | queue wait ms | work ms "
         "| stale skips | process CPU s | CPU ms per sync |",
-        "|---|---|---|--:|--:|--:|--:|--:|--:|--:|",
+        "|---|---|---|---|--:|--:|--:|--:|--:|--:|--:|",
     ]
     for r in rows:
         counts = [r.queues[q].get("work_count", 0.0) for q in QUEUES]
@@ -1101,7 +1143,7 @@ def syncs_table(results: list[Run]) -> list[str]:
         syncs = sum(counts)
         per_sync = f"{1000 * r.process_cpu / syncs:.3f}" if syncs else "-"
         out.append(
-            f"| {r.size} | {r.limit} | {r.impl} | {r.index} "
+            f"{cell(r)} | {r.impl} | {r.index} "
             f"| {' / '.join(f'{c:.0f}' for c in counts)} "
             f"| {' / '.join(waits)} | {' / '.join(works)} "
             f"| {'-' if skips is None else f'{skips:.0f}'} | {r.process_cpu:.2f} | {per_sync} |"
@@ -1119,13 +1161,10 @@ IMPL_NAMES = {KCM: "KCM", KCONTROL: "kcontrol"}
 
 
 def results_points(results: list[Run]) -> list[dict[str, Any]]:
-    """One point per (size, client limit, implementation, phase): the medians over its runs,
-    as in :func:`report` (writes per rollout = the phase's writes / N)."""
-    groups: dict[tuple[str, str], dict[str, list[Run]]] = {}
-    for r in results:
-        groups.setdefault((r.size, r.limit), {}).setdefault(r.impl, []).append(r)
+    """One point per (size, client limit, pod timing, implementation, phase): the medians
+    over its runs, as in :func:`report` (writes per rollout = the phase's writes / N)."""
     points = []
-    for (size, limit), by_impl in groups.items():
+    for (size, limit, delay), by_impl in grouped(results).items():
         parsed, bound = Size.parse(size), Limit.parse(limit)
         n = parsed.deployments
         for impl in IMPLS:
@@ -1146,6 +1185,7 @@ def results_points(results: list[Run]) -> list[dict[str, Any]]:
                         "client_limit": limit,
                         "qps": bound.qps,
                         "burst": bound.burst if bound.qps is not None else None,
+                        "pod_ready_delay_seconds": delay,
                         "phase": phase,
                         "runs": len(runs),
                         "completed_runs": sum(p.completed for p in phases),
@@ -1194,7 +1234,8 @@ async def main_async(args: Any) -> list[Run]:
         results.extend(load(path))
     if args.runs > 0:
         for size in sizes:
-            await run_size(size, limits, args, results)
+            for delay in ready_delays(args.pod_ready_delay):
+                await run_size(size, limits, args, results, delay)
     return results
 
 
@@ -1203,7 +1244,7 @@ def main() -> None:
     parser.add_argument("--sizes", default="50x3,200x5,1000x1")
     parser.add_argument("--qps", default="20:30,unthrottled")
     parser.add_argument("--runs", type=int, default=3)
-    parser.add_argument("--pod-ready-delay", type=float, default=1.0)
+    add_ready_delays(parser)
     parser.add_argument("--phase-timeout", type=float, default=900.0)
     parser.add_argument(
         "--writer",
@@ -1264,10 +1305,10 @@ def main() -> None:
             machine={**machine_facts([r.load for r in results], go=False), "kwok": "v0.8.0"},
             command=" ".join([".venv/bin/python", "-m", "bench.rollout", *sys.argv[1:]]),
             parameters={
-                "sizes": args.sizes.split(","),
-                "client_limits": args.qps.split(","),
+                "sizes": list(dict.fromkeys(r.size for r in results)),
+                "client_limits": list(dict.fromkeys(r.limit for r in results)),
                 "runs": args.runs,
-                "pod_ready_delay_seconds": args.pod_ready_delay,
+                "pod_ready_delays_seconds": sorted({r.ready_delay for r in results}, reverse=True),
                 "writer": args.writer,
                 "phase_timeout_seconds": args.phase_timeout,
                 "merged": args.merge or [],

@@ -15,9 +15,11 @@ from bench._cli import (
     add_client_limits,
     add_controller_options,
     add_output_options,
+    add_ready_delays,
     collect_runs,
     dump_after_each,
     publish,
+    ready_delays,
     suite_parser,
 )
 from bench._results import machine_facts
@@ -40,13 +42,7 @@ def parser() -> argparse.ArgumentParser:
     add_client_limits(p, DEFAULT_LIMITS)
     p.add_argument("--runs", type=int, default=3, help="runs per size, limit and side")
     p.add_argument("--pod-seconds", type=float, default=1.0, help="each pod's run time")
-    p.add_argument(
-        "--pod-ready-delay",
-        default="1",
-        help="comma-separated seconds from a pod's start to Ready (kwok), each a cell of the "
-        "matrix with a cluster of its own: 1,0 measures pods Ready 1 s after they start and "
-        "at once",
-    )
+    add_ready_delays(p)
     p.add_argument("--timeout", type=float, default=900.0, help="seconds for a run's Jobs")
     add_output_options(p)
     add_controller_options(
@@ -67,14 +63,6 @@ async def measure(args: argparse.Namespace, runs: list[Run]) -> None:
         for delay in delays:
             on_run = dump_after_each(args.dump, runs)
             await run_size(size, limits, args, runs, on_run, ready_delay=delay)
-
-
-def ready_delays(text: str) -> list[float]:
-    """``--pod-ready-delay``'s seconds, in the order given, each once."""
-    delays = list(dict.fromkeys(float(d) for d in text.split(",") if d.strip()))
-    if not delays or any(d < 0 for d in delays):
-        raise SystemExit(f"--pod-ready-delay {text!r}: seconds, comma-separated, none negative")
-    return delays
 
 
 def main() -> None:

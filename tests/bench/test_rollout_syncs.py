@@ -45,7 +45,7 @@ def test_syncs_table_row() -> None:
     rows = [line for line in syncs_table([run]) if line.startswith("| 50x3")]
     # 1,500 syncs; waits 10 and 100 ms, work 20 and 10 ms; 42 stale skips; 1.5 s / 1,500.
     assert rows == [
-        "| 50x3 | unthrottled | kcontrol | 0 | 1000 / 500 | 10.0 / 100.0 | 20.0 / 10.0 "
+        "| 50x3 | unthrottled | 1 s | kcontrol | 0 | 1000 / 500 | 10.0 / 100.0 | 20.0 / 10.0 "
         "| 42 | 1.50 | 1.000 |"
     ]
 
