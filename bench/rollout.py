@@ -95,7 +95,8 @@ Usage::
 (``python bench/rollout.py`` works too.) ``--merge FILE`` adds the runs of earlier ``--dump``
 files to the tables and the results (``--runs 0`` with ``--merge`` only renders them).
 ``--profile DIR`` attaches py-spy to each kcontrol run and leaves its raw collapsed stacks
-in ``DIR/<run>.txt`` (``python -m bench.profile`` summarises them; KCM is never profiled).
+in ``DIR/<run>-ready-<timing>.txt`` (``python -m bench.profile`` summarises them; KCM is
+never profiled).
 ``--json`` writes the medians and every run in ``bench/_results.py``'s format, for
 ``bench/report.py``'s plots. ``--kcm-gomaxprocs 1`` runs KCM on one core, as kcontrol's
 controllers run on one event loop: a diagnosis of a time gap, not a figure to quote.
@@ -706,7 +707,9 @@ class Bench:
                 concurrent_syncs_flags(self.args.concurrent_syncs),
             )
             if self.args.profile:
-                controller.profile = Path(self.args.profile) / f"{tag}.txt"
+                # one directory for every cluster of the invocation: the timing tells them apart
+                ready = ready_label(self.cluster.pod_ready_delay).replace(" ", "-")
+                controller.profile = Path(self.args.profile) / f"{tag}-ready-{ready}.txt"
             controller.env = controller_env(impl, self.args.kcm_gomaxprocs)
             await controller.start()
             try:
