@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 import statistics
 
-__all__ = ["cell", "median", "ratio", "ratio_value"]
+__all__ = ["cell", "median", "ratio", "ratio_value", "ready_label"]
 
 
 def median(values: list[float]) -> float:
@@ -26,6 +26,12 @@ def ratio_value(a: float, b: float) -> float:
 def ratio(a: float, b: float) -> str:
     """:func:`ratio_value` as a cell, two decimals."""
     return cell(ratio_value(a, b))
+
+
+def ready_label(delay: float) -> str:
+    """A pod timing (``--pod-ready-delay``'s seconds) as the tables name it: ``1 s`` (Ready
+    1 s after start), ``at once``."""
+    return "at once" if delay == 0 else f"{delay:g} s"
 
 
 def cell(value: float, digits: int = 2) -> str:

@@ -57,6 +57,7 @@ from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # python bench/report.py
 
 from bench._results import RESULTS_DIR, load_results
+from bench._tables import ready_label
 
 __all__ = [
     "main",
@@ -235,7 +236,7 @@ def _ready_delay(point: dict[str, Any], doc: dict[str, Any]) -> float:
 
 
 def _ready_title(delay: float) -> str:
-    return "pods Ready at once" if delay == 0 else f"pods Ready {delay:g} s after they start"
+    return f"pods Ready {ready_label(delay)}" + (" after they start" if delay else "")
 
 
 ROLLOUT_PLOTS = (
@@ -246,6 +247,30 @@ ROLLOUT_PLOTS = (
     ("writes_per_rollout", "API writes per Deployment (controller's own)",
      "API writes per rollout", "rollout_writes.png"),
 )  # fmt: skip
+
+
+def _plot_rollout_lines(
+    ax: Axes, points: list[dict[str, Any]], key: str, limits: list[str]
+) -> None:
+    """One panel's lines: ``key`` against the number of Deployments, a line per
+    implementation and client limit."""
+    for limit in limits:
+        for impl in ("KCM", "kcontrol"):
+            rows = sorted(
+                (p for p in points if p["implementation"] == impl and p["client_limit"] == limit),
+                key=lambda p: p["deployments"],
+            )
+            if not rows:
+                continue
+            style = dict(STYLE[impl])
+            name = "kcontrol-manager" if impl == "kcontrol" else style["label"]
+            style.update(
+                label=f"{name}, {LIMIT_STYLE[limit]['suffix']}",
+                linestyle=LIMIT_STYLE[limit]["linestyle"],
+                fillstyle=LIMIT_STYLE[limit]["fillstyle"],
+                markersize=7,
+            )
+            ax.plot([p["deployments"] for p in rows], [p[key] for p in rows], **style)
 
 
 def plot_rollout(doc: dict[str, Any], out: Path) -> list[Path]:
@@ -263,34 +288,8 @@ def plot_rollout(doc: dict[str, Any], out: Path) -> list[Path]:
         )
         for row, delay in zip(grid, delays, strict=True):
             for ax, phase in zip(row, ("create", "update"), strict=True):
-                for limit in limits:
-                    for impl in ("KCM", "kcontrol"):
-                        rows = sorted(
-                            (
-                                p
-                                for p in points
-                                if p["implementation"] == impl
-                                and p["client_limit"] == limit
-                                and p["phase"] == phase
-                                and _ready_delay(p, doc) == delay
-                            ),
-                            key=lambda p: p["deployments"],
-                        )
-                        if not rows:
-                            continue
-                        style = dict(STYLE[impl])
-                        label = ("kcontrol-manager" if impl == "kcontrol" else style["label"]) + (
-                            f", {LIMIT_STYLE[limit]['suffix']}"
-                        )
-                        style.update(
-                            label=label,
-                            linestyle=LIMIT_STYLE[limit]["linestyle"],
-                            fillstyle=LIMIT_STYLE[limit]["fillstyle"],
-                            markersize=7,
-                        )
-                        xs = [p["deployments"] for p in rows]
-                        ys = [p[key] for p in rows]
-                        ax.plot(xs, ys, **style)
+                panel = [p for p in points if p["phase"] == phase and _ready_delay(p, doc) == delay]
+                _plot_rollout_lines(ax, panel, key, limits)
                 _log_axis(ax, "x", deployments)
                 ax.set_xticklabels([f"{n:,}\n({sizes[n]})" for n in deployments])
                 ax.set_xlabel("Deployments (N x replicas each)")

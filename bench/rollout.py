@@ -137,6 +137,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # python bench/
 from bench._cli import add_ready_delays, ready_delays
 from bench._process import kcontrol_manager, load_average, proc_cpu, proc_status_kb
 from bench._results import machine_facts, write_results
+from bench._tables import ready_label
 from kcontrol.client import DEPLOYMENTS, NAMESPACES, ApiClient, PatchType, load_config
 from kcontrol.envtest import K8S_VERSION, find_binary
 from kcontrol.envtest.cluster import Cluster
@@ -579,14 +580,9 @@ class Run:
     ready_delay: float = 1.0
 
 
-def ready_label(delay: float) -> str:
-    """How the tables name a pod timing."""
-    return "at once" if delay == 0 else f"{delay:g} s"
-
-
-def cell(r: Run) -> str:
-    """The first cells of a per-run table row: size, client limit, pod timing."""
-    return f"| {r.size} | {r.limit} | {ready_label(r.ready_delay)}"
+def row_start(size: str, limit: str, delay: float) -> str:
+    """The first cells of a table row: size, client limit, pod timing."""
+    return f"| {size} | {limit} | {ready_label(delay)}"
 
 
 async def scrape_controller(controller: ControllerProcess, token: str) -> str:
@@ -1005,7 +1001,7 @@ def report(results: list[Run]) -> str:
                 )
             k, c = row[KCM], row[KCONTROL]
             out.append(
-                f"| {size} | {limit} | {ready_label(delay)} | {phase} | {k[0]}+{c[0]} "
+                f"{row_start(size, limit, delay)} | {phase} | {k[0]}+{c[0]} "
                 f"| {k[1]:.1f} | {c[1]:.1f} "
                 f"| {ratio(c[1], k[1])} | {k[2]:.2f} | {c[2]:.2f} | {ratio(c[2], k[2])} "
                 f"| {k[3]:.2f} | {c[3]:.2f} | {ratio(c[3], k[3])} | {k[4]:.1f} / {c[4]:.1f} |"
@@ -1020,7 +1016,7 @@ def report(results: list[Run]) -> str:
         rss = {i: median([r.peak_rss_kb / 1024 for r in by_impl.get(i, [])]) for i in IMPLS}
         start = {i: median([r.start_cpu for r in by_impl.get(i, [])]) for i in IMPLS}
         out.append(
-            f"| {size} | {limit} | {ready_label(delay)} | {rss[KCM]:.0f} | {rss[KCONTROL]:.0f} "
+            f"{row_start(size, limit, delay)} | {rss[KCM]:.0f} | {rss[KCONTROL]:.0f} "
             f"| {ratio(rss[KCONTROL], rss[KCM])} | {start[KCM]:.2f} | {start[KCONTROL]:.2f} |"
         )
     out.append("")
@@ -1078,7 +1074,7 @@ def raw_table(results: list[Run]) -> str:
             others = ", ".join(f"{w} {c}" for w, c in sorted(p.others.items(), key=lambda x: -x[1]))
             errors = ", ".join(f"{k} x{c}" for k, c in sorted(p.errors.items())) or "0"
             out.append(
-                f"{cell(r)} | {r.impl} | {r.index} | {r.started} | {r.load:.2f} "
+                f"{row_start(r.size, r.limit, r.ready_delay)} | {r.impl} | {r.index} | {r.started} | {r.load:.2f} "
                 f"| {phase}{'' if p.completed else ' (TIMED OUT)'} | {p.wall:.1f} | {p.p50:.1f} | {p.lag:.1f} "
                 f"| {p.cpu:.2f} | {p.plane_cpu:.1f} | {sum(p.writes.values())} | {errors} "
                 f"| {others} | {p.metric_writes} / {p.audit_writes} "
@@ -1104,7 +1100,9 @@ def raw_table(results: list[Run]) -> str:
             )
             if reasons:
                 dropped += f" ({reasons})"
-            out.append(f"{cell(r)} | {r.impl} | {r.index} | {methods} | {dropped} |")
+            out.append(
+                f"{row_start(r.size, r.limit, r.ready_delay)} | {r.impl} | {r.index} | {methods} | {dropped} |"
+            )
     out += syncs_table(results)
     notes = [
         f"{r.size} {r.limit} {ready_label(r.ready_delay)} {r.impl} {r.index}: {r.note}"
@@ -1146,7 +1144,7 @@ def syncs_table(results: list[Run]) -> list[str]:
         syncs = sum(counts)
         per_sync = f"{1000 * r.process_cpu / syncs:.3f}" if syncs else "-"
         out.append(
-            f"{cell(r)} | {r.impl} | {r.index} "
+            f"{row_start(r.size, r.limit, r.ready_delay)} | {r.impl} | {r.index} "
             f"| {' / '.join(f'{c:.0f}' for c in counts)} "
             f"| {' / '.join(waits)} | {' / '.join(works)} "
             f"| {'-' if skips is None else f'{skips:.0f}'} | {r.process_cpu:.2f} | {per_sync} |"
@@ -1232,12 +1230,13 @@ def machine_notes(command: str) -> str:
 async def main_async(args: Any) -> list[Run]:
     sizes = [Size.parse(s) for s in args.sizes.split(",") if s]
     limits = [Limit.parse(q) for q in args.qps.split(",") if q]
+    delays = ready_delays(args.pod_ready_delay)
     results: list[Run] = []
     for path in args.merge or []:
         results.extend(load(path))
     if args.runs > 0:
         for size in sizes:
-            for delay in ready_delays(args.pod_ready_delay):
+            for delay in delays:
                 await run_size(size, limits, args, results, delay)
     return results
 

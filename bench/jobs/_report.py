@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from bench._results import dump_runs as dump
-from bench._tables import cell, median, ratio, ratio_value
+from bench._tables import cell, median, ratio, ratio_value, ready_label
 from bench.jobs._audit import KCM, KCONTROL
 from bench.jobs._run import DEFAULT_READY_DELAY, IMPLS, Run
 from bench.jobs._workload import Size
@@ -29,7 +29,6 @@ __all__ = [
     "load",
     "medians",
     "raw_table",
-    "ready_label",
     "report",
     "requests_table",
     "results_points",
@@ -64,12 +63,6 @@ def groups(runs: list[Run]) -> dict[Cell, dict[str, list[Run]]]:
     for r in sorted(runs, key=lambda r: (_size_key(r.size), -r.ready_delay)):
         out.setdefault((r.size, r.limit, r.ready_delay), {}).setdefault(r.impl, []).append(r)
     return out
-
-
-def ready_label(delay: float) -> str:
-    """The timing of a cell as the tables name it: ``1 s`` (Ready 1 s after start), ``at
-    once``."""
-    return "at once" if delay == 0 else f"{delay:g} s"
 
 
 def _timed(runs: list[Run]) -> bool:
