@@ -137,7 +137,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # python bench/
 from bench._cli import add_ready_delays, ready_delays
 from bench._process import kcontrol_manager, load_average, proc_cpu, proc_status_kb
 from bench._results import machine_facts, write_results
-from bench._tables import ready_label
+from bench._tables import median, ratio, ratio_value, ready_label
 from kcontrol.client import DEPLOYMENTS, NAMESPACES, ApiClient, PatchType, load_config
 from kcontrol.envtest import K8S_VERSION, find_binary
 from kcontrol.envtest.cluster import Cluster
@@ -956,14 +956,6 @@ def load(path: str) -> list[Run]:
 # --------------------------------------------------------------------------- report
 
 
-def median(values: list[float]) -> float:
-    return statistics.median(values) if values else float("nan")
-
-
-def ratio(a: float, b: float) -> str:
-    return f"{a / b:.2f}" if b else "-"
-
-
 Group = tuple[str, str, float]
 """Runs measured alike: size, client limit, pod timing."""
 
@@ -975,10 +967,94 @@ def grouped(results: list[Run]) -> dict[Group, dict[str, list[Run]]]:
     return groups
 
 
+@dataclass(frozen=True)
+class PhaseMedians:
+    """One side's medians of one phase over the runs of one cell (``NaN`` when none)."""
+
+    runs: int
+    wall: float
+    cpu: float
+    writes: float
+    """Writes per Deployment."""
+    plane_cpu: float
+
+
+def phase_medians(runs: list[Run], phase: str, size: str) -> PhaseMedians:
+    """The medians of ``runs`` (one side's, one cell's) in ``phase``."""
+    n = Size.parse(size).deployments
+    phases = [r.phases[phase] for r in runs if phase in r.phases]
+    return PhaseMedians(
+        len(phases),
+        median([p.wall for p in phases]),
+        median([p.cpu for p in phases]),
+        median([sum(p.writes.values()) / n for p in phases]),
+        median([p.plane_cpu for p in phases]),
+    )
+
+
+def _worse(ratios: dict[float, float]) -> str:
+    """The largest of ``ratios`` (pod timing -> kcontrol/KCM) with the timing that gave it."""
+    measured = {delay: value for delay, value in ratios.items() if not math.isnan(value)}
+    if not measured:
+        return "-"
+    delay = max(measured, key=lambda d: measured[d])
+    return f"{measured[delay]:.2f} ({ready_label(delay)})"
+
+
+def _peak_rss_mb(run: Run) -> float:
+    return run.peak_rss_kb / 1024
+
+
+def _start_cpu(run: Run) -> float:
+    return run.start_cpu
+
+
+def worse_of_timings(results: list[Run]) -> list[str]:
+    """Per cell (size, client limit), the worse of its pod timings' kcontrol/KCM ratios -
+    time, CPU and writes by phase, peak RSS and start-up CPU: the figures to publish, since
+    a figure that holds under one cluster timing only is not one (issue 37)."""
+    cells: dict[tuple[str, str], dict[float, dict[str, list[Run]]]] = {}
+    for (size, limit, delay), by_impl in grouped(results).items():
+        cells.setdefault((size, limit), {})[delay] = by_impl
+    out = [
+        "## Per cell, the worse of its pod timings (kcontrol/KCM, the timing in brackets)\n",
+        "Issue 37's targets: time <= 1.0, CPU <= 1.0, writes <= 0.9, peak RSS <= 0.6, "
+        "start-up <= 1.5.\n",
+        "| N x R | client limit | phase | time | CPU | writes |",
+        "|---|---|---|--:|--:|--:|",
+    ]
+    for (size, limit), timings in cells.items():
+        for phase in PHASES:
+            by_delay = {
+                delay: [phase_medians(by_impl.get(impl, []), phase, size) for impl in IMPLS]
+                for delay, by_impl in timings.items()
+            }
+            columns = [
+                _worse(
+                    {d: ratio_value(getattr(c, f), getattr(k, f)) for d, (k, c) in by_delay.items()}
+                )
+                for f in ("wall", "cpu", "writes")
+            ]
+            out.append(f"| {size} | {limit} | {phase} | " + " | ".join(columns) + " |")
+    out += ["", "| N x R | client limit | peak RSS | start-up CPU |", "|---|---|--:|--:|"]
+    for (size, limit), timings in cells.items():
+        columns = []
+        for measure in (_peak_rss_mb, _start_cpu):
+            medians = {
+                delay: [median([measure(r) for r in by_impl.get(impl, [])]) for impl in IMPLS]
+                for delay, by_impl in timings.items()
+            }
+            columns.append(_worse({d: ratio_value(c, k) for d, (k, c) in medians.items()}))
+        out.append(f"| {size} | {limit} | " + " | ".join(columns) + " |")
+    out.append("")
+    return out
+
+
 def report(results: list[Run]) -> str:
     out: list[str] = []
     groups = grouped(results)
 
+    out.extend(worse_of_timings(results))
     out.append("## Medians (kcontrol/KCM ratios of the medians)\n")
     out.append(
         "| N x R | client limit | pods Ready | phase | runs | KCM wall s | kcontrol wall s | ratio "
@@ -987,24 +1063,14 @@ def report(results: list[Run]) -> str:
     )
     out.append("|---|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
     for (size, limit, delay), by_impl in groups.items():
-        n = int(size.split("x")[0])
         for phase in PHASES:
-            row = {}
-            for impl in IMPLS:
-                runs = [r for r in by_impl.get(impl, []) if phase in r.phases]
-                row[impl] = (
-                    len(runs),
-                    median([r.phases[phase].wall for r in runs]),
-                    median([r.phases[phase].cpu for r in runs]),
-                    median([sum(r.phases[phase].writes.values()) / n for r in runs]),
-                    median([r.phases[phase].plane_cpu for r in runs]),
-                )
-            k, c = row[KCM], row[KCONTROL]
+            k, c = (phase_medians(by_impl.get(impl, []), phase, size) for impl in IMPLS)
             out.append(
-                f"{row_start(size, limit, delay)} | {phase} | {k[0]}+{c[0]} "
-                f"| {k[1]:.1f} | {c[1]:.1f} "
-                f"| {ratio(c[1], k[1])} | {k[2]:.2f} | {c[2]:.2f} | {ratio(c[2], k[2])} "
-                f"| {k[3]:.2f} | {c[3]:.2f} | {ratio(c[3], k[3])} | {k[4]:.1f} / {c[4]:.1f} |"
+                f"{row_start(size, limit, delay)} | {phase} | {k.runs}+{c.runs} "
+                f"| {k.wall:.1f} | {c.wall:.1f} | {ratio(c.wall, k.wall)} "
+                f"| {k.cpu:.2f} | {c.cpu:.2f} | {ratio(c.cpu, k.cpu)} "
+                f"| {k.writes:.2f} | {c.writes:.2f} | {ratio(c.writes, k.writes)} "
+                f"| {k.plane_cpu:.1f} / {c.plane_cpu:.1f} |"
             )
     out.append("")
     out.append(

@@ -11,7 +11,16 @@ from pathlib import Path
 import pytest
 
 from bench._cli import ready_delays
-from bench.rollout import KCM, KCONTROL, Phase, Run, load, report, results_points
+from bench.rollout import (
+    KCM,
+    KCONTROL,
+    Phase,
+    Run,
+    load,
+    report,
+    results_points,
+    worse_of_timings,
+)
 
 
 def _run(impl: str, index: int, delay: float, cpu: float) -> Run:
@@ -51,7 +60,7 @@ def test_the_timings_are_parsed_in_order_each_once() -> None:
 
 def test_the_medians_keep_the_timings_apart() -> None:
     rows = [line for line in report(_runs()).splitlines() if line.startswith("| 50x3")]
-    medians = [row for row in rows if "| create |" in row or "| update |" in row]
+    medians = [row for row in rows if "| 2+2 |" in row]  # the medians' rows (runs per side)
     assert len(medians) == 4
     after_1s = [row for row in medians if "| 1 s |" in row]
     at_once = [row for row in medians if "| at once |" in row]
@@ -80,3 +89,15 @@ def test_runs_dumped_before_the_timing_was_recorded_load_as_1_s(tmp_path: Path) 
     (run,) = load(str(path))
     assert run.ready_delay == 1.0
     assert run.phases["update"].cpu == 1.0
+
+
+def test_each_cell_quotes_the_worse_of_its_timings() -> None:
+    runs = _runs()
+    for run in runs:  # at once, kcontrol's peak RSS is the better one: 1 s must be quoted
+        run.peak_rss_kb = 50 * 1024 if run.impl == KCONTROL and run.ready_delay == 0 else 80 * 1024
+    rows = [line for line in worse_of_timings(runs) if line.startswith("| 50x3")]
+    assert rows == [
+        "| 50x3 | unthrottled | create | 1.00 (1 s) | 3.00 (at once) | 1.00 (1 s) |",
+        "| 50x3 | unthrottled | update | 1.00 (1 s) | 3.00 (at once) | 1.00 (1 s) |",
+        "| 50x3 | unthrottled | 1.00 (1 s) | - |",
+    ]
