@@ -1079,8 +1079,8 @@ def report(results: list[Run]) -> str:
     )
     out.append("|---|---|---|--:|--:|--:|--:|--:|")
     for (size, limit, delay), by_impl in groups.items():
-        rss = {i: median([r.peak_rss_kb / 1024 for r in by_impl.get(i, [])]) for i in IMPLS}
-        start = {i: median([r.start_cpu for r in by_impl.get(i, [])]) for i in IMPLS}
+        rss = {i: median([_peak_rss_mb(r) for r in by_impl.get(i, [])]) for i in IMPLS}
+        start = {i: median([_start_cpu(r) for r in by_impl.get(i, [])]) for i in IMPLS}
         out.append(
             f"{row_start(size, limit, delay)} | {rss[KCM]:.0f} | {rss[KCONTROL]:.0f} "
             f"| {ratio(rss[KCONTROL], rss[KCM])} | {start[KCM]:.2f} | {start[KCONTROL]:.2f} |"
